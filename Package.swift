@@ -1,0 +1,35 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "Cairn",
+    products: [
+        .library(name: "KVEngine", targets: ["KVEngine"]),
+        .library(name: "Policies", targets: ["Policies"]),
+        .library(name: "Contexts", targets: ["Contexts"]),
+        .executable(name: "cairn", targets: ["cairn"]),
+    ],
+    targets: [
+        // LMDB from Debian's liblmdb-dev, found through pkg-config.
+        .systemLibrary(
+            name: "CLMDB",
+            pkgConfig: "lmdb",
+            providers: [.apt(["liblmdb-dev"])]
+        ),
+        // The storage engine: imports only CLMDB.
+        .target(name: "KVEngine", dependencies: ["CLMDB"]),
+        // Pure conflict logic: imports nothing of ours.
+        .target(name: "Policies"),
+        .target(name: "Contexts", dependencies: ["KVEngine", "Policies"]),
+        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts"]),
+        // Fault-injecting file system, temporary directories, seeded randomness.
+        .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
+        .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
+        .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
+        .testTarget(
+            name: "CairnToolTests",
+            dependencies: ["KVEngine", "CairnTestSupport"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,198 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Every call into liblmdb goes through this file, so the rest of the engine speaks in
+// Swift types and typed errors, and unsafe pointers stay in small closure scopes.
+
+/// Throws `KVError.lmdb` for a non-zero LMDB return code.
+@inline(__always)
+func check(_ code: Int32, _ operation: @autoclosure () -> String) throws(KVError) {
+    if code != MDB_SUCCESS { throw KVError.lmdb(code: code, operation: operation()) }
+}
+
+/// An LMDB environment: one data file and its lock file in the store's directory.
+///
+/// `@unchecked Sendable`: LMDB environments are thread-safe; with `MDB_NOTLS` read
+/// transactions are not tied to threads. Who may use which transaction is said at each call.
+package final class LMDBEnvironment: @unchecked Sendable {
+    let handle: OpaquePointer
+    package let path: String
+
+    /// Opens (creating if needed) the environment in `directory`, files mode 0600.
+    init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int) throws(KVError) {
+        var environment: OpaquePointer?
+        try check(mdb_env_create(&environment), "mdb_env_create")
+        handle = environment!
+        path = directory
+        do {
+            try check(mdb_env_set_mapsize(handle, mapSize), "mdb_env_set_mapsize")
+            try check(mdb_env_set_maxreaders(handle, UInt32(maxReaders)), "mdb_env_set_maxreaders")
+            try check(mdb_env_set_maxdbs(handle, MDB_dbi(maxTables)), "mdb_env_set_maxdbs")
+            // MDB_NOTLS: snapshots are objects that any thread may read from, and one
+            // thread may hold many of them.
+            try check(mdb_env_open(handle, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open(\(directory))")
+        } catch {
+            mdb_env_close(handle)
+            throw error
+        }
+    }
+
+    func close() { mdb_env_close(handle) }
+
+    /// Clears reader slots left by dead processes; returns how many.
+    func clearStaleReaders() throws(KVError) -> Int {
+        var dead: Int32 = 0
+        try check(mdb_reader_check(handle, &dead), "mdb_reader_check")
+        return Int(dead)
+    }
+
+    var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
+
+    var info: (mapSize: Int, lastPage: Int, readers: Int) {
+        var info = MDB_envinfo()
+        mdb_env_info(handle, &info)
+        return (info.me_mapsize, info.me_last_pgno, Int(info.me_numreaders))
+    }
+
+    var pageSize: Int {
+        var stat = MDB_stat()
+        mdb_env_stat(handle, &stat)
+        return Int(stat.ms_psize)
+    }
+
+    /// Changes the map size. LMDB requires that no transaction of this process is open.
+    func setMapSize(_ size: Int) throws(KVError) {
+        try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")
+    }
+
+    func beginTransaction(readOnly: Bool) throws(KVError) -> LMDBTransaction {
+        var transaction: OpaquePointer?
+        try check(mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &transaction),
+                  readOnly ? "mdb_txn_begin(read)" : "mdb_txn_begin(write)")
+        return LMDBTransaction(handle: transaction!)
+    }
+}
+
+/// An LMDB transaction handle. Used by one thread at a time, under its owner's lock.
+struct LMDBTransaction: @unchecked Sendable {
+    let handle: OpaquePointer
+
+    func commit() throws(KVError) { try check(mdb_txn_commit(handle), "mdb_txn_commit") }
+    func abort() { mdb_txn_abort(handle) }
+
+    /// Opens a named table; nil when it does not exist and `create` is false.
+    func openTable(_ name: String, create: Bool) throws(KVError) -> MDB_dbi? {
+        var dbi: MDB_dbi = 0
+        let code = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_dbi_open(\(name))")
+        return dbi
+    }
+
+    /// The names of every named table (the keys of LMDB's main database).
+    func tableNames() throws(KVError) -> [String] {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, 1, &cursor), "mdb_cursor_open(main)")
+        defer { mdb_cursor_close(cursor) }
+        var names: [String] = []
+        var key = MDB_val(), data = MDB_val()
+        var code = mdb_cursor_get(cursor, &key, &data, MDB_FIRST)
+        while code == MDB_SUCCESS {
+            let bytes = UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size)
+            if let name = String(validating: bytes, as: UTF8.self) { names.append(name) }
+            code = mdb_cursor_get(cursor, &key, &data, MDB_NEXT)
+        }
+        if code != MDB_NOTFOUND { try check(code, "mdb_cursor_get(main)") }
+        return names
+    }
+
+    /// Calls `body` with the stored bytes of `key`, or nil; the bytes live only in `body`.
+    @inline(__always)
+    func withValue<Result>(_ key: UnsafeRawBufferPointer, in dbi: MDB_dbi,
+                           _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
+        var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
+        var data = MDB_val()
+        let code = mdb_get(handle, dbi, &keyValue, &data)
+        if code == MDB_NOTFOUND { return try body(nil) }
+        try check(code, "mdb_get")
+        return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+    }
+
+    /// A copy of the stored bytes of `key`, or nil.
+    func value(for key: [UInt8], in dbi: MDB_dbi) throws(KVError) -> [UInt8]? {
+        try key.withBytes { (raw) throws(KVError) -> [UInt8]? in
+            var keyValue = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+            var data = MDB_val()
+            let code = mdb_get(handle, dbi, &keyValue, &data)
+            if code == MDB_NOTFOUND { return nil }
+            try check(code, "mdb_get")
+            return Array(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+        }
+    }
+
+    /// Reserves `size` bytes for `key` and lets `fill` write them in place.
+    func put(_ key: [UInt8], size: Int, in dbi: MDB_dbi, fill: (UnsafeMutableRawBufferPointer) -> Void) throws(KVError) {
+        try key.withBytes { (raw) throws(KVError) in
+            var keyValue = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+            var data = MDB_val(mv_size: size, mv_data: nil)
+            try check(mdb_put(handle, dbi, &keyValue, &data, UInt32(MDB_RESERVE)), "mdb_put")
+            fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: size))
+        }
+    }
+
+    /// Deletes `key`; absent keys are not an error.
+    func delete(_ key: [UInt8], in dbi: MDB_dbi) throws(KVError) {
+        try key.withBytes { (raw) throws(KVError) in
+            var keyValue = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+            let code = mdb_del(handle, dbi, &keyValue, nil)
+            if code != MDB_NOTFOUND { try check(code, "mdb_del") }
+        }
+    }
+
+    func entryCount(_ dbi: MDB_dbi) throws(KVError) -> Int {
+        var stat = MDB_stat()
+        try check(mdb_stat(handle, dbi, &stat), "mdb_stat")
+        return stat.ms_entries
+    }
+
+    func openCursor(_ dbi: MDB_dbi) throws(KVError) -> LMDBCursor {
+        var cursor: OpaquePointer?
+        try check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
+        return LMDBCursor(handle: cursor!)
+    }
+}
+
+/// A cursor over one table, valid inside its transaction; closed by its user.
+struct LMDBCursor {
+    let handle: OpaquePointer
+
+    enum Move { case first, last, next, previous, atOrAfter([UInt8]) }
+
+    /// Moves and returns the key and stored bytes there, or nil past either end.
+    func move(_ move: Move) throws(KVError) -> (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? {
+        var key = MDB_val(), data = MDB_val()
+        let code: Int32
+        switch move {
+        case .first: code = mdb_cursor_get(handle, &key, &data, MDB_FIRST)
+        case .last: code = mdb_cursor_get(handle, &key, &data, MDB_LAST)
+        case .next: code = mdb_cursor_get(handle, &key, &data, MDB_NEXT)
+        case .previous: code = mdb_cursor_get(handle, &key, &data, MDB_PREV)
+        case .atOrAfter(let target):
+            code = target.withUnsafeBytes { raw in
+                key = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
+                return mdb_cursor_get(handle, &key, &data, MDB_SET_RANGE)
+            }
+        }
+        if code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_cursor_get")
+        return (UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
+                UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+    }
+
+    func close() { mdb_cursor_close(handle) }
+}
+
+package let lmdbMapFull = MDB_MAP_FULL
+package let lmdbReadersFull = MDB_READERS_FULL

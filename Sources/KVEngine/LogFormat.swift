@@ -1,0 +1,300 @@
+import CLMDB
+
+// The write-ahead log's on-disk format, shared by the writer and the reader.
+// Docs/LogFormat.md has the grammar, a worked example and the recovery rules.
+// Every constant here is FROZEN: changing one breaks every existing store.
+// LogFormatTests pins the exact bytes.
+//
+// A segment file is named after the commit version of its first record:
+// `wal/00000000000000000042.log`, and starts with a 32-byte header:
+//
+//    0               8          12         16                 24         28         32
+//   +---------------+----------+----------+------------------+----------+----------+
+//   | magic         | format   | reserved | first version    | crc32c   | reserved |
+//   | "CAIRNWAL"    | u32 = 1  | u32 = 0  | u64              | of 0..<24| u32 = 0  |
+//   +---------------+----------+----------+------------------+----------+----------+
+//
+// Then records, back to back, one per commit, in commit-version order (consecutive):
+//
+//    0          4          8                  16                 24
+//   +----------+----------+------------------+------------------+--------------------+
+//   | crc32c   | length   | commit version   | durable version  | payload            |
+//   | of 4..end| u32      | u64              | u64              | `length` bytes     |
+//   +----------+----------+------------------+------------------+--------------------+
+//
+// `durable version` is the highest commit version known to be fdatasync'd when the record
+// was written. Recovery uses it to tell a torn tail (damage no later record vouches for)
+// from corruption (a later record proves the damaged one had been synced).
+//
+// The payload is the batch, all integers little-endian:
+//
+//   payload   := op-count:u32  op*
+//   op        := kind:u8  table-len:u8  table  key-len:u16  key  record-version:u64  [value]
+//   value     := value-len:u32  bytes          (only when kind = 1, put)
+//   kind      := 1 put | 2 delete
+//
+// `record-version` is the version the record has after this op (puts), or the version it
+// had when deleted (deletes), so replay never has to read before it writes.
+
+package enum LogFormat {
+    static let segmentMagic: [UInt8] = Array("CAIRNWAL".utf8)
+    static let formatVersion: UInt32 = 1
+    static let segmentHeaderSize = 32
+    static let recordHeaderSize = 24
+    /// The largest payload one record may have. A length beyond it is damage, not data.
+    package static let maxPayloadSize = 1 << 30
+    static let putKind: UInt8 = 1
+    static let deleteKind: UInt8 = 2
+    static let segmentSuffix = ".log"
+
+    static func segmentName(firstVersion: UInt64) -> String {
+        String(firstVersion).leftPadded(to: 20) + segmentSuffix
+    }
+
+    static func firstVersion(ofSegmentNamed name: String) -> UInt64? {
+        guard name.hasSuffix(segmentSuffix) else { return nil }
+        let digits = name.dropLast(segmentSuffix.count)
+        guard digits.count == 20, digits.allSatisfy(\.isASCII) else { return nil }
+        return UInt64(digits)
+    }
+}
+
+package func crc32c(_ bytes: UnsafeRawBufferPointer, extending crc: UInt32 = 0) -> UInt32 {
+    cairn_crc32c_extend(crc, bytes.baseAddress, bytes.count)
+}
+
+package func crc32c(_ bytes: [UInt8], extending crc: UInt32 = 0) -> UInt32 {
+    bytes.withUnsafeBytes { crc32c($0, extending: crc) }
+}
+
+/// Little-endian encoding into a growing byte array.
+package struct ByteWriter {
+    package var bytes: [UInt8] = []
+
+    package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    package mutating func u8(_ value: UInt8) { bytes.append(value) }
+    package mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    package mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    package mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
+    package mutating func raw(_ value: [UInt8]) { bytes.append(contentsOf: value) }
+
+    package mutating func patchU32(_ value: UInt32, at offset: Int) {
+        withUnsafeBytes(of: value.littleEndian) { raw in
+            for index in 0..<4 { bytes[offset + index] = raw[index] }
+        }
+    }
+}
+
+/// Little-endian decoding with bounds checks; a short read is a typed failure, not a trap.
+package struct ByteReader {
+    let bytes: UnsafeRawBufferPointer
+    package private(set) var offset: Int
+
+    package init(_ bytes: UnsafeRawBufferPointer, offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    package var remaining: Int { bytes.count - offset }
+
+    package mutating func u8() -> UInt8? {
+        guard remaining >= 1 else { return nil }
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    package mutating func u16() -> UInt16? { integer(UInt16.self) }
+    package mutating func u32() -> UInt32? { integer(UInt32.self) }
+    package mutating func u64() -> UInt64? { integer(UInt64.self) }
+
+    package mutating func raw(_ count: Int) -> [UInt8]? {
+        guard count >= 0, remaining >= count else { return nil }
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T? {
+        let size = MemoryLayout<T>.size
+        guard remaining >= size else { return nil }
+        defer { offset += size }
+        return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+    }
+}
+
+/// One operation as logged: the outcome of a batch operation once its version is known.
+package struct LoggedOperation: Sendable, Equatable {
+    package var table: String
+    package var key: [UInt8]
+    /// The record's version after a put, or the version it had when deleted.
+    package var recordVersion: UInt64
+    /// The new value, or nil for a delete.
+    package var value: [UInt8]?
+
+    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?) {
+        self.table = table
+        self.key = key
+        self.recordVersion = recordVersion
+        self.value = value
+    }
+}
+
+/// One commit: its version and its operations.
+package struct LoggedCommit: Sendable, Equatable {
+    package var version: UInt64
+    package var operations: [LoggedOperation]
+
+    package init(version: UInt64, operations: [LoggedOperation]) {
+        self.version = version
+        self.operations = operations
+    }
+
+    /// The payload size, to size buffers and bound the overlay.
+    package var payloadSize: Int {
+        operations.reduce(4) { total, operation in
+            total + 1 + 1 + operation.table.utf8.count + 2 + operation.key.count + 8
+                + (operation.value.map { 4 + $0.count } ?? 0)
+        }
+    }
+}
+
+package enum LogRecordCodec {
+    /// Appends one record for `commit` to `writer`.
+    package static func encode(_ commit: LoggedCommit, durableVersion: UInt64, into writer: inout ByteWriter) {
+        let start = writer.bytes.count
+        writer.u32(0)  // crc, patched below
+        writer.u32(0)  // length, patched below
+        writer.u64(commit.version)
+        writer.u64(durableVersion)
+        let payloadStart = writer.bytes.count
+        writer.u32(UInt32(commit.operations.count))
+        for operation in commit.operations {
+            writer.u8(operation.value == nil ? LogFormat.deleteKind : LogFormat.putKind)
+            let table = Array(operation.table.utf8)
+            writer.u8(UInt8(table.count))
+            writer.raw(table)
+            writer.u16(UInt16(operation.key.count))
+            writer.raw(operation.key)
+            writer.u64(operation.recordVersion)
+            if let value = operation.value {
+                writer.u32(UInt32(value.count))
+                writer.raw(value)
+            }
+        }
+        writer.patchU32(UInt32(writer.bytes.count - payloadStart), at: start + 4)
+        let crc = writer.bytes.withUnsafeBytes { raw in
+            crc32c(UnsafeRawBufferPointer(rebasing: raw[(start + 4)...]))
+        }
+        writer.patchU32(crc, at: start)
+    }
+
+    /// Decodes a payload; nil when it is malformed (a record whose CRC passed but whose
+    /// payload does not parse can only come from a bug, and is reported as corruption).
+    package static func decodePayload(_ payload: UnsafeRawBufferPointer, version: UInt64) -> LoggedCommit? {
+        var reader = ByteReader(payload)
+        guard let count = reader.u32() else { return nil }
+        var operations: [LoggedOperation] = []
+        operations.reserveCapacity(Int(min(count, 1 << 20)))
+        for _ in 0..<count {
+            guard let kind = reader.u8(), kind == LogFormat.putKind || kind == LogFormat.deleteKind,
+                  let tableLength = reader.u8(), let tableBytes = reader.raw(Int(tableLength)),
+                  let table = String(validating: tableBytes, as: UTF8.self),
+                  let keyLength = reader.u16(), let key = reader.raw(Int(keyLength)),
+                  let recordVersion = reader.u64()
+            else { return nil }
+            var value: [UInt8]? = nil
+            if kind == LogFormat.putKind {
+                guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else { return nil }
+                value = bytes
+            }
+            operations.append(LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value))
+        }
+        guard reader.remaining == 0 else { return nil }
+        return LoggedCommit(version: version, operations: operations)
+    }
+
+    /// The segment header for a segment whose first record will have `firstVersion`.
+    package static func segmentHeader(firstVersion: UInt64) -> [UInt8] {
+        var writer = ByteWriter(capacity: LogFormat.segmentHeaderSize)
+        writer.raw(LogFormat.segmentMagic)
+        writer.u32(LogFormat.formatVersion)
+        writer.u32(0)
+        writer.u64(firstVersion)
+        writer.u32(crc32c(writer.bytes))
+        writer.u32(0)
+        return writer.bytes
+    }
+}
+
+/// The outcome of reading one record at an offset.
+package enum RecordRead {
+    /// A whole record whose CRC holds.
+    case record(version: UInt64, durableVersion: UInt64, payload: Range<Int>, next: Int)
+    /// The file ends exactly here.
+    case end
+    /// Something is wrong at this offset; `reason` says what.
+    case damaged(reason: String)
+}
+
+package enum LogRecordReader {
+    /// Reads the record at `offset` of a segment's bytes.
+    package static func read(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> RecordRead {
+        let available = bytes.count - offset
+        if available == 0 { return .end }
+        guard available >= LogFormat.recordHeaderSize else {
+            return .damaged(reason: "\(available) bytes left, less than a record header")
+        }
+        var reader = ByteReader(bytes, offset: offset)
+        let storedCRC = reader.u32()!
+        let length = Int(reader.u32()!)
+        let version = reader.u64()!
+        let durableVersion = reader.u64()!
+        guard length <= LogFormat.maxPayloadSize else {
+            return .damaged(reason: "record length \(length) exceeds the limit of \(LogFormat.maxPayloadSize)")
+        }
+        guard length <= available - LogFormat.recordHeaderSize else {
+            return .damaged(reason: "record length \(length) runs past the end of the file")
+        }
+        let end = offset + LogFormat.recordHeaderSize + length
+        let actualCRC = crc32c(UnsafeRawBufferPointer(rebasing: bytes[(offset + 4)..<end]))
+        guard actualCRC == storedCRC else {
+            return .damaged(reason: "record checksum mismatch")
+        }
+        return .record(
+            version: version, durableVersion: durableVersion,
+            payload: (offset + LogFormat.recordHeaderSize)..<end, next: end)
+    }
+
+    /// Checks a segment header; returns the first version it announces.
+    package static func readSegmentHeader(_ bytes: UnsafeRawBufferPointer, file: String) throws(KVError) -> UInt64 {
+        guard bytes.count >= LogFormat.segmentHeaderSize else {
+            throw KVError.wrongFormat(file: file, reason: "shorter than a segment header")
+        }
+        guard Array(bytes[0..<8]) == LogFormat.segmentMagic else {
+            throw KVError.wrongFormat(file: file, reason: "wrong magic")
+        }
+        var reader = ByteReader(bytes, offset: 8)
+        let format = reader.u32()!
+        _ = reader.u32()
+        let firstVersion = reader.u64()!
+        let storedCRC = reader.u32()!
+        guard storedCRC == crc32c(UnsafeRawBufferPointer(rebasing: bytes[0..<24])) else {
+            throw KVError.wrongFormat(file: file, reason: "segment header checksum mismatch")
+        }
+        guard format == LogFormat.formatVersion else {
+            throw KVError.wrongFormat(file: file, reason: "unknown log format version \(format)")
+        }
+        return firstVersion
+    }
+}
+
+extension Array where Element == UInt8 {
+    /// `withUnsafeBytes` that keeps a typed error typed.
+    @inline(__always)
+    package func withBytes<Result, Failure: Error>(_ body: (UnsafeRawBufferPointer) throws(Failure) -> Result) throws(Failure) -> Result {
+        let outcome: Swift.Result<Result, Failure> = withUnsafeBytes { raw in
+            Swift.Result { () throws(Failure) -> Result in try body(raw) }
+        }
+        return try outcome.get()
+    }
+}

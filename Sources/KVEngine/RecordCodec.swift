@@ -1,0 +1,57 @@
+// How a record is stored as an LMDB value. FROZEN: part of the on-disk format;
+// RecordCodecTests pins the bytes.
+//
+//    0          4                  12
+//   +----------+------------------+----------------------+
+//   | crc32c   | record version   | value                |
+//   | u32      | u64              | (rest of the value)  |
+//   +----------+------------------+----------------------+
+//
+// The CRC covers the key, then bytes 4..end. LMDB has no page checksums, so this is what
+// turns a flipped byte in the data file into a typed error naming the table and key
+// instead of a silently wrong value. Covering the key catches a damaged key in a scan.
+
+package enum RecordCodec {
+    package static let headerSize = 12
+
+    /// The size of the stored form of `valueCount` bytes.
+    static func storedSize(valueCount: Int) -> Int { headerSize + valueCount }
+
+    /// Writes the stored form of (`version`, `value`) for `key` into `destination`.
+    static func encode(key: [UInt8], version: UInt64, value: [UInt8], into destination: UnsafeMutableRawBufferPointer) {
+        destination.storeBytes(of: version.littleEndian, toByteOffset: 4, as: UInt64.self)
+        value.withUnsafeBytes { raw in
+            if raw.count > 0 {
+                (destination.baseAddress! + headerSize).copyMemory(from: raw.baseAddress!, byteCount: raw.count)
+            }
+        }
+        let crc = key.withUnsafeBytes { keyBytes in
+            crc32c(UnsafeRawBufferPointer(rebasing: destination[4...]), extending: crc32c(keyBytes))
+        }
+        destination.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
+    }
+
+    /// The stored form as a new array (for tests and tools).
+    package static func encode(key: [UInt8], version: UInt64, value: [UInt8]) -> [UInt8] {
+        var stored = [UInt8](repeating: 0, count: storedSize(valueCount: value.count))
+        stored.withUnsafeMutableBytes { encode(key: key, version: version, value: value, into: $0) }
+        return stored
+    }
+
+    /// Verifies and splits a stored record; throws `corruptRecord` when it does not check.
+    @inline(__always)
+    package static func decode(key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer, table: String)
+        throws(KVError) -> (version: UInt64, value: UnsafeRawBufferPointer)
+    {
+        guard stored.count >= headerSize else {
+            throw KVError.corruptRecord(table: table, key: Array(key), reason: "stored value is \(stored.count) bytes, shorter than a record header")
+        }
+        let storedCRC = UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        let actual = crc32c(UnsafeRawBufferPointer(rebasing: stored[4...]), extending: crc32c(key))
+        guard storedCRC == actual else {
+            throw KVError.corruptRecord(table: table, key: Array(key), reason: "record checksum mismatch")
+        }
+        let version = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt64.self))
+        return (version, UnsafeRawBufferPointer(rebasing: stored[headerSize...]))
+    }
+}

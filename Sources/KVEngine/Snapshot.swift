@@ -1,0 +1,256 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A record read from a snapshot: its key, value and record version.
+public struct Record: Sendable, Hashable {
+    /// The key.
+    public var key: [UInt8]
+    /// The value.
+    public var value: [UInt8]
+    /// The record's version: 1 when inserted, +1 on every committed update.
+    public var version: UInt64
+
+    public init(key: [UInt8], value: [UInt8], version: UInt64) {
+        self.key = key
+        self.value = value
+        self.version = version
+    }
+}
+
+/// A consistent, read-only view of the store as of one commit version.
+///
+/// Commits made after the snapshot was taken are never visible in it, while the
+/// background applier moves data into LMDB and checkpoints retire log segments.
+/// Reading never blocks writers. A snapshot holds LMDB pages alive: close long-lived
+/// ones (or let them go out of scope) so the data file does not grow.
+///
+/// ```swift
+/// let snapshot = try store.snapshot()
+/// defer { snapshot.close() }
+/// if let record = try snapshot.get(Array("person/1".utf8), in: "people") {
+///     print(record.version, String(decoding: record.value, as: UTF8.self))
+/// }
+/// ```
+///
+/// `@unchecked Sendable`: the LMDB transaction is used only under `transaction`'s lock;
+/// every other stored property is immutable.
+public final class Snapshot: @unchecked Sendable {
+    /// The commit version this snapshot reads at.
+    public let version: UInt64
+    let floor: UInt64
+    let id: Int
+    let core: StoreCore
+    let tables: [String: MDB_dbi]
+    private let transaction: ConditionLock<LMDBTransaction?>
+
+    init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, tables: [String: MDB_dbi], transaction: LMDBTransaction) {
+        self.core = core
+        self.id = id
+        self.floor = floor
+        self.version = version
+        self.tables = tables
+        self.transaction = ConditionLock(transaction)
+    }
+
+    deinit { close() }
+
+    /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
+    public func close() {
+        let ended = transaction.withLock { transaction -> Bool in
+            guard let open = transaction else { return false }
+            open.abort()
+            transaction = nil
+            return true
+        }
+        if ended { core.snapshotDidClose(id: id) }
+    }
+
+    /// Ends the LMDB transaction because the store is closing; the store already forgot it.
+    func invalidate() {
+        transaction.withLock { transaction in
+            transaction?.abort()
+            transaction = nil
+        }
+    }
+
+    /// Calls `body` with the value and record version of `key`, without copying the value.
+    ///
+    /// The buffer is valid only inside `body`; it is nil (and the version 0) when the key
+    /// is absent. Throws `KVError.corruptRecord` when the stored record fails its checksum.
+    ///
+    /// ```swift
+    /// let length = try snapshot.withValue(forKey: key) { value, _ in value?.count ?? 0 }
+    /// ```
+    public func withValue<Result>(
+        forKey key: [UInt8], in table: String = WriteBatch.defaultTable,
+        _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
+    ) throws -> Result {
+        try Store.validate(key: key, maxKeySize: core.maxKeySize)
+        if floor < version,
+           let entry = core.overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
+            guard let value = entry.value else { return try body(nil, 0) }
+            return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
+        }
+        return try transaction.withLock { (transaction) throws -> Result in
+            guard let transaction else { throw KVError.snapshotClosed }
+            guard let dbi = tables[table] else { return try body(nil, 0) }
+            return try key.withUnsafeBytes { keyBytes in
+                try transaction.withValue(keyBytes, in: dbi) { stored in
+                    guard let stored else { return try body(nil, 0) }
+                    let record = try RecordCodec.decode(key: keyBytes, stored: stored, table: table)
+                    return try body(record.value, record.version)
+                }
+            }
+        }
+    }
+
+    /// The record of `key`, or nil when absent.
+    ///
+    /// ```swift
+    /// let record = try snapshot.get(Array("k".utf8))
+    /// ```
+    public func get(_ key: [UInt8], in table: String = WriteBatch.defaultTable) throws -> Record? {
+        try withValue(forKey: key, in: table) { value, version in
+            value.map { Record(key: key, value: Array($0), version: version) }
+        }
+    }
+
+    /// The record of a UTF-8 string key, or nil when absent.
+    public func get(_ key: String, in table: String = WriteBatch.defaultTable) throws -> Record? {
+        try get(Array(key.utf8), in: table)
+    }
+
+    /// The record version of `key`, or nil when absent.
+    public func recordVersion(of key: [UInt8], in table: String = WriteBatch.defaultTable) throws -> UInt64? {
+        try withValue(forKey: key, in: table) { value, version in value == nil ? nil : version }
+    }
+
+    /// The records of `table` in key order (or reverse), within [`lower`, `upper`) and
+    /// starting with `prefix` when given, at most `limit` of them.
+    ///
+    /// ```swift
+    /// let people = try snapshot.scan(in: "people", prefix: Array("person/".utf8), limit: 10)
+    /// ```
+    public func scan(
+        in table: String = WriteBatch.defaultTable, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+        prefix: [UInt8]? = nil, reverse: Bool = false, limit: Int? = nil
+    ) throws -> [Record] {
+        var records: [Record] = []
+        try forEach(in: table, from: lower, to: upper, prefix: prefix, reverse: reverse) { key, value, version in
+            records.append(Record(key: Array(key), value: Array(value), version: version))
+            return limit.map { records.count < $0 } ?? true
+        }
+        return records
+    }
+
+    /// Visits the records of `table` in key order (or reverse) without copying; `body`
+    /// returns false to stop. The buffers are valid only inside `body`.
+    ///
+    /// ```swift
+    /// var total = 0
+    /// try snapshot.forEach(in: "people") { _, value, _ in total += value.count; return true }
+    /// ```
+    public func forEach(
+        in table: String = WriteBatch.defaultTable, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
+        prefix: [UInt8]? = nil, reverse: Bool = false,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool
+    ) throws {
+        var lower = lower, upper = upper
+        if let prefix {
+            if lower.map({ $0.lexicographicallyPrecedes(prefix) }) ?? true { lower = prefix }
+            if let end = Self.successor(ofPrefix: prefix),
+               upper.map({ end.lexicographicallyPrecedes($0) }) ?? true { upper = end }
+        }
+        var overlayItems = floor < version
+            ? core.overlay.withLock { $0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version) }
+            : []
+        if reverse { overlayItems.reverse() }
+        try transaction.withLock { (transaction) throws in
+            guard let transaction else { throw KVError.snapshotClosed }
+            let cursor = try tables[table].map { try transaction.openCursor($0) }
+            defer { cursor?.close() }
+            var stored = try cursor.flatMap { try Self.position($0, lower: lower, upper: upper, reverse: reverse) }
+            var overlayIndex = 0
+            while true {
+                let overlayItem = overlayIndex < overlayItems.count ? overlayItems[overlayIndex] : nil
+                guard stored != nil || overlayItem != nil else { return }
+                var order = 0  // < 0: LMDB's key first; > 0: the overlay's; 0: same key
+                if let stored, let overlayItem {
+                    order = Self.compare(stored.key, overlayItem.key)
+                    if reverse { order = -order }
+                } else {
+                    order = stored == nil ? 1 : -1
+                }
+                if order < 0 {
+                    let record = try RecordCodec.decode(key: stored!.key, stored: stored!.data, table: table)
+                    if try !body(stored!.key, record.value, record.version) { return }
+                } else if let value = overlayItem!.entry.value {
+                    let keep = try overlayItem!.key.withUnsafeBytes { key in
+                        try value.withUnsafeBytes { try body(key, $0, overlayItem!.entry.recordVersion) }
+                    }
+                    if !keep { return }
+                }
+                if order <= 0 {
+                    stored = try cursor!.move(reverse ? .previous : .next)
+                    if let current = stored, !Self.inRange(current.key, lower: lower, upper: upper) { stored = nil }
+                }
+                if order >= 0 { overlayIndex += 1 }
+            }
+        }
+    }
+
+    /// Records of `table` in LMDB (as of the applied version this snapshot reads).
+    func entryCount(in table: String) throws(KVError) -> Int {
+        try transaction.withLock { (transaction) throws(KVError) -> Int in
+            guard let transaction else { throw KVError.snapshotClosed }
+            guard let dbi = tables[table] else { return 0 }
+            return try transaction.entryCount(dbi)
+        }
+    }
+
+    private static func position(_ cursor: LMDBCursor, lower: [UInt8]?, upper: [UInt8]?, reverse: Bool) throws
+        -> (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)?
+    {
+        let first: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)?
+        if !reverse {
+            first = try cursor.move(lower.map { .atOrAfter($0) } ?? .first)
+        } else if let upper {
+            first = try cursor.move(.atOrAfter(upper)) != nil ? try cursor.move(.previous) : try cursor.move(.last)
+        } else {
+            first = try cursor.move(.last)
+        }
+        guard let first, inRange(first.key, lower: lower, upper: upper) else { return nil }
+        return first
+    }
+
+    private static func inRange(_ key: UnsafeRawBufferPointer, lower: [UInt8]?, upper: [UInt8]?) -> Bool {
+        if let lower, compare(key, lower) < 0 { return false }
+        if let upper, compare(key, upper) >= 0 { return false }
+        return true
+    }
+
+    /// LMDB's default key order: bytewise, a shorter key first when one is a prefix.
+    static func compare(_ left: UnsafeRawBufferPointer, _ right: [UInt8]) -> Int {
+        right.withUnsafeBytes { right in
+            let common = min(left.count, right.count)
+            let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+            if order != 0 { return Int(order) }
+            return left.count - right.count
+        }
+    }
+
+    /// The smallest key greater than every key starting with `prefix`, or nil if none.
+    static func successor(ofPrefix prefix: [UInt8]) -> [UInt8]? {
+        var end = prefix
+        while let last = end.last {
+            if last < 0xFF {
+                end[end.count - 1] = last + 1
+                return end
+            }
+            end.removeLast()
+        }
+        return nil
+    }
+}

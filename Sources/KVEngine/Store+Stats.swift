@@ -1,0 +1,69 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Counters and sizes of an open store.
+///
+/// ```swift
+/// let stats = try store.stats()
+/// print(stats.commitVersion, stats.appliedVersion, stats.logBytes)
+/// ```
+public struct StoreStats: Sendable, Hashable {
+    /// The newest acknowledged commit version.
+    public var commitVersion: UInt64
+    /// The newest commit version applied to LMDB.
+    public var appliedVersion: UInt64
+    /// The newest commit version known to be fdatasync'd in the log.
+    public var durableVersion: UInt64
+    /// Bytes in log segments.
+    public var logBytes: Int
+    /// Log segment files.
+    public var logSegments: Int
+    /// Size of LMDB's data file.
+    public var lmdbFileBytes: Int
+    /// LMDB's map size.
+    public var mapSize: Int
+    /// Records per table, as of the applied version.
+    public var recordsPerTable: [String: Int]
+    /// Bytes and commits held in the overlay (committed, not yet applied).
+    public var overlayBytes: Int
+    public var overlayCommits: Int
+    /// Open snapshots, and the oldest one's version and age in seconds.
+    public var openSnapshots: Int
+    public var oldestSnapshotVersion: UInt64?
+    public var oldestSnapshotAge: Double?
+    /// fdatasync calls on the log, and group appends, since open.
+    public var logSyncs: Int
+    public var logAppends: Int
+
+    /// Records in all tables, as of the applied version.
+    public var recordCount: Int { recordsPerTable.values.reduce(0, +) }
+}
+
+extension StoreCore {
+    func stats() throws(KVError) -> StoreStats {
+        let logFigures = log.withLock { log in
+            (log.durableVersion, log.logBytes, log.segments.count, log.syncCount, log.appendCount)
+        }
+        let now = monotonicSeconds()
+        let overlayFigures = overlay.withLock { state in
+            let oldest = state.liveSnapshots.values.min { $0.version < $1.version }
+            return (state.latestVersion, state.appliedVersion, state.bytes, state.unappliedCount,
+                    state.liveSnapshots.count, oldest?.version, oldest.map { now - $0.openedAt }, state.tableHandles)
+        }
+        var counts: [String: Int] = [:]
+        let snapshot = try makeSnapshot()
+        defer { snapshot.close() }
+        for (name, _) in overlayFigures.7 {
+            counts[name] = try snapshot.entryCount(in: name)
+        }
+        var info = stat()
+        let fileBytes = stat(directory + "/data.mdb", &info) == 0 ? Int(info.st_size) : 0
+        return StoreStats(
+            commitVersion: overlayFigures.0, appliedVersion: overlayFigures.1, durableVersion: logFigures.0,
+            logBytes: logFigures.1, logSegments: logFigures.2, lmdbFileBytes: fileBytes, mapSize: env.info.mapSize,
+            recordsPerTable: counts, overlayBytes: overlayFigures.2, overlayCommits: overlayFigures.3,
+            openSnapshots: overlayFigures.4 - 1, oldestSnapshotVersion: overlayFigures.5,
+            oldestSnapshotAge: overlayFigures.6, logSyncs: logFigures.3, logAppends: logFigures.4)
+    }
+}

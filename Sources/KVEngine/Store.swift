@@ -1,0 +1,174 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How a commit is made durable before it is acknowledged.
+///
+/// | option | promise | price |
+/// |---|---|---|
+/// | `full` | survives a process crash, an OS crash and power loss | one fdatasync per group of concurrent commits |
+/// | `normal` | survives a process crash; after power loss or an OS crash the newest commits may be lost, never a partial one, never corruption | none on the commit path |
+///
+/// Both can be set per store (`Store.Options.durability`) and overridden per commit.
+public enum Durability: Sendable, Hashable {
+    /// The commit's log record is fdatasync'd before `commit` returns. The default.
+    case full
+    /// The commit's log record is written (in the page cache) before `commit` returns.
+    case normal
+}
+
+/// What a successful commit tells its caller.
+public struct CommitInfo: Sendable, Hashable {
+    /// The commit's version; every later commit has a higher one. When the batch wrote
+    /// nothing (only checks, or deletes of absent keys) it is the version it was checked at.
+    public let version: UInt64
+    /// Per operation of the batch, in order: the record's version after it (puts), 0
+    /// (deletes), or the version the check saw (checks).
+    public let recordVersions: [UInt64]
+}
+
+/// What a checkpoint retired.
+public struct CheckpointReport: Sendable, Hashable {
+    /// The applied version every retired segment was at or below.
+    public let appliedVersion: UInt64
+    /// Log segments deleted.
+    public let segmentsRemoved: Int
+    /// Log bytes deleted.
+    public let bytesRemoved: Int
+}
+
+/// A key-value store: LMDB holds the data, a write-ahead log in front of it makes each
+/// commit durable with one append and one fdatasync shared by concurrent commits.
+///
+/// Every commit gets the next commit version; every record carries its own record
+/// version. Reads go through snapshots. One process (and one `Store`) opens a directory
+/// at a time.
+///
+/// ```swift
+/// let store = try Store(directory: "/var/lib/mytool/store")
+/// var batch = WriteBatch()
+/// batch.put("Ann", forKey: "person/1", if: .absent)
+/// let committed = try store.commit(batch)       // durable when it returns
+/// let snapshot = try store.snapshot()
+/// print(try snapshot.get("person/1")?.version ?? 0, committed.version)
+/// ```
+public final class Store: Sendable {
+    /// Options fixed when the store is opened.
+    public struct Options: Sendable {
+        /// The durability of commits that do not say otherwise. Default `.full`.
+        public var durability: Durability = .full
+        /// LMDB's initial map size. The map doubles when it fills (while no snapshot is
+        /// open); a large default means it rarely needs to. Costs only address space.
+        public var mapSize: Int = 64 << 30
+        /// LMDB reader slots: the most snapshots open at once. Default 1024.
+        public var maxReaders: Int = 1024
+        /// The most tables. Default 256.
+        public var maxTables: Int = 256
+        /// A log segment is sealed and a new one started past this size. Default 64 MiB.
+        public var segmentSize: Int = 64 << 20
+        /// The most bytes committed but not yet applied to LMDB; writers wait beyond it.
+        /// Default 256 MiB. A single larger commit is accepted when nothing is pending.
+        public var overlayLimit: Int = 256 << 20
+        /// The applier starts once this many bytes are pending, or after `applyInterval`.
+        public var applyThreshold: Int = 8 << 20
+        /// The longest a commit waits in the overlay before the applier picks it up (s).
+        public var applyInterval: Double = 0.05
+        /// The most commits one group append may carry.
+        public var maxGroupCommits: Int = 512
+        /// How a damaged log record that is not a torn tail is treated on open.
+        public var recovery: RecoveryMode = .strict
+        /// How long a writer waits for a full overlay to drain while the map cannot grow
+        /// because snapshots are open, before failing with `KVError.mapFull` (s).
+        public var mapFullTimeout: Double = 10
+
+        public init() {}
+    }
+
+    let core: StoreCore
+
+    /// Opens (creating if needed) the store in `directory`, replaying its log.
+    ///
+    /// Throws `KVError.locked` when another process has it open, `KVError.corruptLog` when
+    /// the log is damaged before its tail (see `Options.recovery`), `KVError.wrongFormat`
+    /// for files that are not Cairn's.
+    public convenience init(directory: String, options: Options = Options()) throws(KVError) {
+        try self.init(directory: directory, options: options, fileSystem: PosixFileSystem())
+    }
+
+    /// Opens the store with a substitute file system for the log (tests).
+    package init(directory: String, options: Options, fileSystem: any FileSystem) throws(KVError) {
+        core = try StoreCore(directory: directory, options: options, fileSystem: fileSystem)
+    }
+
+    deinit { core.close() }
+
+    /// Commits `batch` all-or-nothing and returns when it is durable (per `durability`).
+    ///
+    /// Concurrent commits are grouped: one log append and one fdatasync for the group.
+    /// Throws `KVError.conditionFailed` listing every failed condition (nothing written),
+    /// `KVError.keyTooLong`, `KVError.poisoned` after an earlier I/O failure.
+    ///
+    /// ```swift
+    /// var batch = WriteBatch()
+    /// batch.put("31", forKey: "age", if: .version(1))
+    /// try store.commit(batch)
+    /// ```
+    @discardableResult
+    public func commit(_ batch: WriteBatch, durability: Durability? = nil) throws(KVError) -> CommitInfo {
+        try core.commit(batch, durability: durability ?? core.options.durability)
+    }
+
+    /// A snapshot of the latest acknowledged commit.
+    public func snapshot() throws(KVError) -> Snapshot {
+        try core.makeSnapshot()
+    }
+
+    /// Waits until every commit acknowledged so far is applied to LMDB.
+    public func flush() throws(KVError) {
+        try core.flush()
+    }
+
+    /// Applies everything pending, then deletes the log segments LMDB holds durably.
+    ///
+    /// Checkpoints also run automatically after the applier's work; call this to shrink
+    /// the log now (for example before a backup of the LMDB file).
+    @discardableResult
+    public func checkpoint() throws(KVError) -> CheckpointReport {
+        try core.checkpoint()
+    }
+
+    /// What opening replayed or cut.
+    public var recoveryReport: RecoveryReport { core.recoveryReport }
+
+    /// Counters and sizes; see `StoreStats`.
+    public func stats() throws(KVError) -> StoreStats {
+        try core.stats()
+    }
+
+    /// Applies what is pending, retires the log, and closes. Open snapshots are ended.
+    /// Called by `deinit` too.
+    public func close() {
+        core.close()
+    }
+
+    /// Stops as a crash would: no flush, no sync, threads stopped, files closed (tests).
+    package func simulateCrash() {
+        core.close(crash: true)
+    }
+
+    /// The store's directory.
+    public var directory: String { core.directory }
+
+    static func validate(key: [UInt8], maxKeySize: Int) throws(KVError) {
+        if key.isEmpty { throw KVError.emptyKey }
+        if key.count > maxKeySize { throw KVError.keyTooLong(length: key.count, limit: maxKeySize) }
+    }
+
+    static func validate(table: String) throws(KVError) {
+        let count = table.utf8.count
+        if count == 0 || count > 200 || table.hasPrefix(StoreCore.reservedPrefix) {
+            throw KVError.invalidTableName(table)
+        }
+    }
+}

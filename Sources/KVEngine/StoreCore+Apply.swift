@@ -1,0 +1,118 @@
+import CLMDB
+
+// The background applier: moves acknowledged commits from the overlay into LMDB in large,
+// fully synced transactions that also record the applied version, then prunes the overlay
+// and retires log segments LMDB now holds.
+
+extension StoreCore {
+    func applierLoop() {
+        while true {
+            let work = overlay.wait(
+                until: { state in
+                    state.stopping
+                        || (state.unappliedCount > 0 && (state.flushRequested || state.bytes >= self.options.applyThreshold))
+                },
+                timeout: options.applyInterval
+            ) { state, _ -> (commits: ArraySlice<LoggedCommit>, last: UInt64)? in
+                if state.stopping || state.applyError != nil || state.unappliedCount == 0 { return nil }
+                var bytes = 0
+                var end = state.unappliedHead
+                while end < state.unapplied.count && (end == state.unappliedHead || bytes < 64 << 20) {
+                    bytes += state.unapplied[end].payloadSize
+                    end += 1
+                }
+                return (state.unapplied[state.unappliedHead..<end], state.unapplied[end - 1].version)
+            }
+            if overlay.withLock({ $0.stopping }) { return }
+            guard let work else { continue }
+            do {
+                // The WAL rule: LMDB never holds a commit the log has not made durable.
+                try log.withLock { (log) throws(KVError) in try log.sync(through: work.last) }
+                let known = overlay.withLock { $0.tableHandles }
+                let created = try StoreCore.applyGrowingMap(
+                    env: env, meta: metaHandle, commits: work.commits, through: work.last, known: known,
+                    canGrow: { [self] in
+                        overlay.withLock { state in
+                            state.mapGrowthPending = true
+                            return state.liveSnapshots.isEmpty
+                        }
+                    },
+                    timeout: options.mapFullTimeout, waitForGrowth: { [self] timeout in
+                        overlay.wait(until: { $0.liveSnapshots.isEmpty || $0.stopping }, timeout: timeout) { state, _ in
+                            !state.stopping
+                        }
+                    })
+                overlay.withLock { state in
+                    state.mapGrowthPending = false
+                    state.didApply(through: work.last, count: work.commits.count, newTables: created)
+                    if state.unappliedCount == 0 { state.flushRequested = false }
+                }
+                overlay.broadcast()
+                _ = try? log.withLock { (log) throws(KVError) in try log.retire(appliedThrough: work.last) }
+            } catch {
+                overlay.withLock { $0.applyError = error }
+                overlay.broadcast()
+                return
+            }
+        }
+    }
+
+    /// Applies `commits` in one LMDB transaction; on `MDB_MAP_FULL` doubles the map
+    /// (once `canGrow` says no transaction is open) and tries again.
+    static func applyGrowingMap(
+        env: LMDBEnvironment, meta: MDB_dbi, commits: ArraySlice<LoggedCommit>, through version: UInt64,
+        known: [String: MDB_dbi], canGrow: () -> Bool, timeout: Double,
+        waitForGrowth: (Double) -> Bool = { _ in true }
+    ) throws(KVError) -> [String: MDB_dbi] {
+        while true {
+            do {
+                return try apply(env: env, meta: meta, commits: commits, through: version, known: known)
+            } catch KVError.lmdb(let code, _) where code == lmdbMapFull {
+                // LMDB resizes only with no transaction open in this process: wait for
+                // open snapshots to end. Writers keep committing into the overlay meanwhile.
+                var ready = canGrow()
+                let deadline = monotonicSeconds() + timeout
+                while !ready && monotonicSeconds() < deadline {
+                    if !waitForGrowth(0.05) { throw KVError.closed }
+                    ready = canGrow()
+                }
+                if ready {
+                    try env.setMapSize(env.info.mapSize * 2)
+                }
+            }
+        }
+    }
+
+    private static func apply(
+        env: LMDBEnvironment, meta: MDB_dbi, commits: ArraySlice<LoggedCommit>, through version: UInt64,
+        known: [String: MDB_dbi]
+    ) throws(KVError) -> [String: MDB_dbi] {
+        var created: [String: MDB_dbi] = [:]
+        let transaction = try env.beginTransaction(readOnly: false)
+        do {
+            for commit in commits {
+                for operation in commit.operations {
+                    var handle = known[operation.table] ?? created[operation.table]
+                    if handle == nil {
+                        handle = try transaction.openTable(operation.table, create: true)
+                        created[operation.table] = handle
+                    }
+                    if let value = operation.value {
+                        try transaction.put(operation.key, size: RecordCodec.storedSize(valueCount: value.count), in: handle!) {
+                            RecordCodec.encode(key: operation.key, version: operation.recordVersion, value: value, into: $0)
+                        }
+                    } else {
+                        try transaction.delete(operation.key, in: handle!)
+                    }
+                }
+            }
+            try transaction.put(appliedKey, size: 8, in: meta) { $0.storeBytes(of: version.littleEndian, as: UInt64.self) }
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        // mdb_txn_commit frees the transaction whether or not it succeeds.
+        try transaction.commit()
+        return created
+    }
+}

@@ -1,0 +1,199 @@
+// The commit path: a FIFO of waiting writers; the one at the head leads a bounded group,
+// checks its conditions, appends it to the log once, syncs once, publishes it to the
+// overlay and wakes the others with their results.
+
+/// The writers waiting to commit, under `StoreCore.commitQueue`'s lock.
+struct CommitQueue {
+    var waiters: [CommitWaiter] = []
+    var closed = false
+}
+
+/// One writer waiting in the commit queue.
+///
+/// `@unchecked Sendable`: `result` is written by the leader before it signals `wake`,
+/// and read by the owner after `wake`; the lock inside `wake` orders the two.
+final class CommitWaiter: @unchecked Sendable {
+    let batch: WriteBatch
+    let durability: Durability
+    var result: Result<CommitInfo, KVError>?
+    let wake = ConditionLock(false)
+
+    init(batch: WriteBatch, durability: Durability) {
+        self.batch = batch
+        self.durability = durability
+    }
+
+    func signal() {
+        wake.withLock { $0 = true }
+        wake.broadcast()
+    }
+
+    func waitForSignal() {
+        wake.wait(until: { $0 }) { _, _ in }
+    }
+}
+
+/// A table and key, as a dictionary key.
+struct TableKey: Hashable {
+    let table: String
+    let key: [UInt8]
+}
+
+extension StoreCore {
+    func commit(_ batch: WriteBatch, durability: Durability) throws(KVError) -> CommitInfo {
+        try batch.validate(maxKeySize: maxKeySize)
+        let waiter = CommitWaiter(batch: batch, durability: durability)
+        let isLeader = try commitQueue.withLock { (queue) throws(KVError) -> Bool in
+            if queue.closed { throw KVError.closed }
+            queue.waiters.append(waiter)
+            return queue.waiters.count == 1
+        }
+        // Woken once: either done by a leader, or made the head of the queue.
+        if !isLeader { waiter.waitForSignal() }
+        if let result = waiter.result { return try result.get() }
+
+        let group = commitQueue.withLock { queue in Array(queue.waiters.prefix(options.maxGroupCommits)) }
+        lead(group)
+        let next = commitQueue.withLock { queue -> CommitWaiter? in
+            queue.waiters.removeFirst(group.count)
+            return queue.waiters.first
+        }
+        commitQueue.broadcast()
+        for member in group where member !== waiter { member.signal() }
+        next?.signal()
+        return try waiter.result!.get()
+    }
+
+    /// Commits one group; sets every member's result.
+    private func lead(_ group: [CommitWaiter]) {
+        func fail(_ error: KVError, _ members: some Sequence<CommitWaiter>) {
+            for member in members where member.result == nil { member.result = .failure(error) }
+        }
+        do {
+            try waitForOverlaySpace()
+            let view = try makeSnapshot()
+            defer { view.close() }
+            var groupVersions: [TableKey: UInt64] = [:]
+            var nextVersion = view.version + 1
+            var commits: [LoggedCommit] = []
+            var committed: [CommitWaiter] = []
+            for member in group {
+                do {
+                    let outcome = try evaluate(member.batch, view: view, group: &groupVersions)
+                    if outcome.operations.isEmpty {
+                        member.result = .success(CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions))
+                        continue
+                    }
+                    commits.append(LoggedCommit(version: nextVersion, operations: outcome.operations))
+                    member.result = .success(CommitInfo(version: nextVersion, recordVersions: outcome.versions))
+                    committed.append(member)
+                    nextVersion += 1
+                } catch {
+                    member.result = .failure(error)
+                }
+            }
+            guard !commits.isEmpty else { return }
+            let sync = committed.contains { $0.durability == .full }
+            do {
+                try log.withLock { (log) throws(KVError) in try log.append(commits, sync: sync) }
+            } catch {
+                for member in committed { member.result = .failure(error) }
+                return
+            }
+            let wakeApplier = overlay.withLock { state in
+                state.publish(commits)
+                return state.bytes >= options.applyThreshold
+            }
+            if wakeApplier { overlay.broadcast() }
+        } catch {
+            fail(error, group)
+        }
+    }
+
+    /// Checks a batch's conditions against the latest state plus the group's earlier
+    /// commits; returns the operations to log and each operation's resulting version.
+    private func evaluate(_ batch: WriteBatch, view: Snapshot, group: inout [TableKey: UInt64]) throws(KVError)
+        -> (operations: [LoggedOperation], versions: [UInt64])
+    {
+        var local: [TableKey: UInt64] = [:]
+        var failures: [FailedCondition] = []
+        var operations: [LoggedOperation] = []
+        var versions: [UInt64] = []
+        versions.reserveCapacity(batch.operations.count)
+        operations.reserveCapacity(batch.operations.count)
+        for operation in batch.operations {
+            let tableKey = TableKey(table: operation.table, key: operation.key)
+            let current: UInt64
+            if let known = local[tableKey] ?? group[tableKey] {
+                current = known
+            } else {
+                do {
+                    current = try view.recordVersion(of: operation.key, in: operation.table) ?? 0
+                } catch let error as KVError {
+                    throw error
+                } catch {
+                    throw KVError.io(errno: 0, operation: "read", path: "\(error)")
+                }
+            }
+            let condition: Condition?
+            switch operation {
+            case let .put(table, key, value, required):
+                condition = required
+                operations.append(LoggedOperation(table: table, key: key, recordVersion: current + 1, value: value))
+                local[tableKey] = current + 1
+                versions.append(current + 1)
+            case let .delete(table, key, required):
+                condition = required
+                if current != 0 {
+                    operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil))
+                }
+                local[tableKey] = 0
+                versions.append(0)
+            case let .check(_, _, required):
+                condition = required
+                versions.append(current)
+            }
+            if let condition {
+                let holds: Bool
+                switch condition {
+                case .absent: holds = current == 0
+                case .version(let expected): holds = current == expected
+                }
+                if !holds {
+                    failures.append(FailedCondition(table: operation.table, key: operation.key,
+                                                    expected: condition, currentVersion: current))
+                }
+            }
+        }
+        if !failures.isEmpty { throw KVError.conditionFailed(failures) }
+        group.merge(local) { _, new in new }
+        return (operations, versions)
+    }
+
+    /// Back-pressure: waits while the overlay is over its bound and the applier can drain it.
+    private func waitForOverlaySpace() throws(KVError) {
+        let full = { (state: OverlayState) in state.bytes >= self.options.overlayLimit && state.unappliedCount > 0 }
+        let mustWait = overlay.withLock { state in
+            if full(state) { state.flushRequested = true }
+            return full(state)
+        }
+        guard mustWait else { return }
+        overlay.broadcast()
+        while true {
+            let outcome = try overlay.wait(
+                until: { !full($0) || $0.applyError != nil || $0.stopping },
+                timeout: options.mapFullTimeout
+            ) { (state, ready) throws(KVError) -> Bool in
+                if let error = state.applyError { throw KVError.poisoned(error) }
+                if state.stopping { throw KVError.closed }
+                if ready { return true }
+                if state.mapGrowthPending {
+                    throw KVError.mapFull(mapSize: self.env.info.mapSize, openSnapshots: state.liveSnapshots.count)
+                }
+                state.flushRequested = true
+                return false
+            }
+            if outcome { return }
+        }
+    }
+}

@@ -1,0 +1,267 @@
+import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The store's machinery, shared by `Store` and its snapshots.
+///
+/// Locks, always taken in this order when nested: `commitQueue`, then `log`, then
+/// `overlay`. Who guards what is said at each field.
+///
+/// `@unchecked Sendable`: mutable state lives behind the locks named below; `applier`
+/// and `processLock` are touched only by `init` and by `close` under `closing`.
+final class StoreCore: @unchecked Sendable {
+    static let reservedPrefix = "__cairn"
+    static let metaTable = "__cairn_meta"
+    static let appliedKey: [UInt8] = Array("applied".utf8)
+    static let formatKey: [UInt8] = Array("format".utf8)
+    static let storeFormat: UInt32 = 1
+
+    let directory: String
+    let walDirectory: String
+    let options: Store.Options
+    let fileSystem: any FileSystem
+    let env: LMDBEnvironment
+    let maxKeySize: Int
+    let metaHandle: MDB_dbi
+    let recoveryReport: RecoveryReport
+
+    /// Commits waiting for the leader, oldest first; the first is the leader.
+    let commitQueue = ConditionLock(CommitQueue())
+    /// The log writer: appends (leader), syncs (applier), rotation and retirement.
+    let log: ConditionLock<LogWriter>
+    /// Unapplied commits, snapshots, versions, applier signals.
+    let overlay: ConditionLock<OverlayState>
+    /// Whether `close` ran; guards the teardown below.
+    private let closing = ConditionLock(false)
+    private var applier: pthread_t?
+    private var processLock: ProcessLock?
+
+    init(directory: String, options: Store.Options, fileSystem: any FileSystem) throws(KVError) {
+        self.directory = directory
+        self.walDirectory = directory + "/wal"
+        self.options = options
+        self.fileSystem = fileSystem
+        try PosixFileSystem().createDirectory(directory)
+        let lock = try ProcessLock(directory: directory)
+        try fileSystem.createDirectory(walDirectory)
+        let env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize,
+                                      maxReaders: options.maxReaders, maxTables: options.maxTables)
+        let opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        do throws(KVError) {
+            opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: walDirectory)
+        } catch {
+            env.close()
+            throw error
+        }
+        self.env = env
+        maxKeySize = env.maxKeySize
+        metaHandle = opened.meta
+        recoveryReport = opened.report
+        log = ConditionLock(opened.writer)
+        overlay = ConditionLock(opened.state)
+        processLock = lock
+        let core = self
+        applier = startThread { core.applierLoop() }
+    }
+
+    /// Opens the tables, replays what LMDB has not applied (in large transactions), cuts a
+    /// torn tail, starts a fresh log segment and retires the replayed ones.
+    private static func recover(env: LMDBEnvironment, options: Store.Options, fileSystem: any FileSystem,
+                                walDirectory: String) throws(KVError)
+        -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+    {
+        _ = try env.clearStaleReaders()
+        let opened = try openTables(env)
+        var tables = opened.tables
+        var applied = opened.applied
+        var pending: [LoggedCommit] = []
+        var pendingBytes = 0
+        var replayedCommits = 0, replayedBytes = 0
+        func applyPending() throws(KVError) {
+            guard let last = pending.last else { return }
+            let created = try applyGrowingMap(env: env, meta: opened.meta, commits: pending[...], through: last.version,
+                                              known: tables, canGrow: { true }, timeout: options.mapFullTimeout)
+            tables.merge(created) { old, _ in old }
+            applied = last.version
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+        }
+        let scanner = LogScanner(fileSystem: fileSystem, directory: walDirectory,
+                                 appliedVersion: applied, mode: options.recovery, repair: true)
+        var (report, segments, lastLogVersion) = try scanner.scan { (version, payload) throws(KVError) in
+            guard version > applied else { return }
+            guard let commit = LogRecordCodec.decodePayload(payload, version: version) else {
+                throw KVError.corruptLog(file: walDirectory, offset: 0,
+                                         reason: "record \(version) passed its checksum but does not decode")
+            }
+            pending.append(commit)
+            pendingBytes += payload.count
+            replayedCommits += 1
+            replayedBytes += payload.count + LogFormat.recordHeaderSize
+            if pendingBytes >= 64 << 20 { try applyPending() }
+        }
+        try applyPending()
+        let lastVersion = max(lastLogVersion ?? 0, applied)
+        report.replayedCommits = replayedCommits
+        report.replayedBytes = replayedBytes
+        report.lastVersion = lastVersion
+
+        var writer = try LogWriter(
+            fileSystem: fileSystem, directory: walDirectory, segmentLimit: options.segmentSize,
+            nextVersion: lastVersion + 1, retained: segments.map { ($0.firstVersion, $0.name, $0.size) })
+        _ = try writer.retire(appliedThrough: applied)
+        segments.removeAll()
+
+        var state = OverlayState()
+        state.appliedVersion = lastVersion
+        state.watermark = lastVersion
+        state.latestVersion = lastVersion
+        state.tableHandles = tables
+        return (opened.meta, report, writer, state)
+    }
+
+    /// Opens the meta table and every user table; reads the applied version.
+    private static func openTables(_ env: LMDBEnvironment) throws(KVError)
+        -> (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64)
+    {
+        let transaction = try env.beginTransaction(readOnly: false)
+        do throws(KVError) {
+            let meta = try transaction.openTable(metaTable, create: true)!
+            let format = try transaction.value(for: formatKey, in: meta).map { bytes in
+                bytes.count == 4 ? bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } : UInt32.max
+            }
+            if let format, format != storeFormat {
+                throw KVError.wrongFormat(file: env.path + "/data.mdb", reason: "unknown store format \(format)")
+            }
+            if format == nil {
+                try transaction.put(formatKey, size: 4, in: meta) { $0.storeBytes(of: storeFormat.littleEndian, as: UInt32.self) }
+            }
+            let applied = try transaction.value(for: appliedKey, in: meta).map { bytes in
+                bytes.count == 8 ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
+            } ?? 0
+            var tables: [String: MDB_dbi] = [:]
+            for name in try transaction.tableNames() where !name.hasPrefix(reservedPrefix) {
+                tables[name] = try transaction.openTable(name, create: false)
+            }
+            try transaction.commit()
+            return (meta, tables, applied)
+        } catch {
+            transaction.abort()
+            throw error
+        }
+    }
+
+    // MARK: Snapshots
+
+    func makeSnapshot() throws(KVError) -> Snapshot {
+        let (id, floor, version, tables) = try overlay.withLock { (state) throws(KVError) in
+            if state.stopping { throw KVError.closed }
+            let id = state.nextSnapshotID
+            state.nextSnapshotID += 1
+            state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
+                                                   openedAt: monotonicSeconds(), snapshot: nil)
+            return (id, state.watermark, state.latestVersion, state.tableHandles)
+        }
+        // Begun after registering: the map cannot be resized under it, and it sees LMDB
+        // at or after `floor`, which was applied before the watermark moved there.
+        let transaction: LMDBTransaction
+        do throws(KVError) {
+            transaction = try beginReadTransaction()
+        } catch {
+            snapshotDidClose(id: id)
+            throw error
+        }
+        let snapshot = Snapshot(core: self, id: id, floor: floor, version: version, tables: tables, transaction: transaction)
+        overlay.withLock { $0.liveSnapshots[id]?.snapshot = snapshot }
+        return snapshot
+    }
+
+    private func beginReadTransaction() throws(KVError) -> LMDBTransaction {
+        do throws(KVError) {
+            return try env.beginTransaction(readOnly: true)
+        } catch KVError.lmdb(let code, _) where code == lmdbReadersFull {
+            // Slots of dead processes may be what fills the table; reclaim and try once more.
+            _ = try env.clearStaleReaders()
+            return try env.beginTransaction(readOnly: true)
+        }
+    }
+
+    func snapshotDidClose(id: Int) {
+        overlay.withLock { state in
+            guard let closed = state.liveSnapshots.removeValue(forKey: id) else { return }
+            if state.keptForSnapshots && closed.floor < closed.version { state.sweep() }
+        }
+        overlay.broadcast()
+    }
+
+    // MARK: Flush, checkpoint, close
+
+    func flush() throws(KVError) {
+        let target = overlay.withLock { state in
+            state.flushRequested = true
+            return state.latestVersion
+        }
+        overlay.broadcast()
+        try overlay.wait(until: { $0.appliedVersion >= target || $0.applyError != nil || $0.stopping }) {
+            (state, _) throws(KVError) in
+            if let error = state.applyError { throw error }
+            if state.appliedVersion < target { throw KVError.closed }
+        }
+    }
+
+    func checkpoint() throws(KVError) -> CheckpointReport {
+        try flush()
+        let applied = overlay.withLock { $0.appliedVersion }
+        let removed = try log.withLock { (log) throws(KVError) in
+            if log.activeHasRecords && log.writtenVersion <= applied {
+                try log.rotate(nextVersion: log.writtenVersion + 1)
+            }
+            return try log.retire(appliedThrough: applied)
+        }
+        return CheckpointReport(appliedVersion: applied, segmentsRemoved: removed.segments, bytesRemoved: removed.bytes)
+    }
+
+    /// Closes the store; with `crash`, the way a crash would (nothing flushed or synced).
+    func close(crash: Bool = false) {
+        let first = closing.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        guard first else { return }
+        // Wait for the commit in flight, and make later ones fail with `closed`.
+        commitQueue.withLock { $0.closed = true }
+        commitQueue.wait(until: { $0.waiters.isEmpty }) { _, _ in }
+        if !crash { try? flush() }
+        let snapshots = overlay.withLock { state in
+            state.stopping = true
+            defer { state.liveSnapshots.removeAll() }
+            return state.liveSnapshots.values.compactMap { $0.snapshot }
+        }
+        overlay.broadcast()
+        for snapshot in snapshots { snapshot.invalidate() }
+        if let applier { pthread_join(applier, nil) }
+        applier = nil
+        if !crash {
+            let applied = overlay.withLock { $0.appliedVersion }
+            _ = try? log.withLock { (log) throws(KVError) in try log.retire(appliedThrough: applied) }
+        }
+        log.withLock { $0.close() }
+        env.close()
+        processLock = nil
+    }
+}
+
+/// Starts a joinable POSIX thread running `body`.
+func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+    final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
+    let box = Unmanaged.passRetained(Box(body)).toOpaque()
+    var thread = pthread_t()
+    let code = pthread_create(&thread, nil, { argument in
+        let box = Unmanaged<Box>.fromOpaque(argument!).takeRetainedValue()
+        box.body()
+        return nil
+    }, box)
+    precondition(code == 0, "pthread_create failed with \(code)")
+    return thread
+}

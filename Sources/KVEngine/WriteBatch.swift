@@ -1,0 +1,106 @@
+/// What a batch operation requires of a record for the commit to go ahead.
+///
+/// ```swift
+/// batch.put(Array("new".utf8), forKey: Array("k".utf8), if: .version(3))
+/// batch.put(Array("first".utf8), forKey: Array("j".utf8), if: .absent)
+/// ```
+public enum Condition: Sendable, Hashable, CustomStringConvertible {
+    /// The record exists with exactly this record version.
+    case version(UInt64)
+    /// The record does not exist.
+    case absent
+
+    public var description: String {
+        switch self {
+        case .version(let version): return "version \(version)"
+        case .absent: return "absent"
+        }
+    }
+}
+
+/// Puts and deletes across tables, committed all-or-nothing by `Store.commit(_:)`.
+///
+/// Operations apply in order; a condition is checked against the state left by the
+/// operations before it in the same batch. If any condition fails, nothing is written.
+///
+/// ```swift
+/// var batch = WriteBatch()
+/// batch.put("Ann", forKey: "person/1", in: "people")
+/// batch.delete("person/2", in: "people", if: .version(4))
+/// let version = try store.commit(batch).version
+/// ```
+public struct WriteBatch: Sendable, Equatable {
+    /// One operation of a batch.
+    public enum Operation: Sendable, Equatable {
+        /// Write `value` under `key`; the record's version becomes its old version + 1.
+        case put(table: String, key: [UInt8], value: [UInt8], condition: Condition?)
+        /// Remove `key`; deleting an absent record is not an error (unless conditioned).
+        case delete(table: String, key: [UInt8], condition: Condition?)
+        /// Write nothing, but require `condition` of `key`.
+        case check(table: String, key: [UInt8], condition: Condition)
+
+        var table: String {
+            switch self {
+            case .put(let table, _, _, _), .delete(let table, _, _), .check(let table, _, _): return table
+            }
+        }
+
+        var key: [UInt8] {
+            switch self {
+            case .put(_, let key, _, _), .delete(_, let key, _), .check(_, let key, _): return key
+            }
+        }
+    }
+
+    /// The name of the table used when none is given.
+    public static let defaultTable = "default"
+
+    /// The operations, in order.
+    public private(set) var operations: [Operation] = []
+
+    /// Creates an empty batch.
+    public init() {}
+
+    /// Whether the batch has no operations.
+    public var isEmpty: Bool { operations.isEmpty }
+
+    /// Adds a put of `value` under `key`, optionally conditional.
+    public mutating func put(_ value: [UInt8], forKey key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+        operations.append(.put(table: table, key: key, value: value, condition: condition))
+    }
+
+    /// Adds a delete of `key`, optionally conditional.
+    public mutating func delete(_ key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+        operations.append(.delete(table: table, key: key, condition: condition))
+    }
+
+    /// Adds a condition on `key` that writes nothing.
+    public mutating func require(_ condition: Condition, forKey key: [UInt8], in table: String = defaultTable) {
+        operations.append(.check(table: table, key: key, condition: condition))
+    }
+
+    /// Adds a put of a UTF-8 string value under a UTF-8 string key.
+    public mutating func put(_ value: String, forKey key: String, in table: String = defaultTable, if condition: Condition? = nil) {
+        put(Array(value.utf8), forKey: Array(key.utf8), in: table, if: condition)
+    }
+
+    /// Adds a delete of a UTF-8 string key.
+    public mutating func delete(_ key: String, in table: String = defaultTable, if condition: Condition? = nil) {
+        delete(Array(key.utf8), in: table, if: condition)
+    }
+
+    /// Throws the typed error for the first key or table name LMDB would reject.
+    func validate(maxKeySize: Int) throws(KVError) {
+        var total = 0
+        for operation in operations {
+            try Store.validate(table: operation.table)
+            try Store.validate(key: operation.key, maxKeySize: maxKeySize)
+            if case .put(_, let key, let value, _) = operation {
+                total += key.count + value.count + 64
+            }
+        }
+        if total > LogFormat.maxPayloadSize {
+            throw KVError.tooLarge(bytes: total, limit: LogFormat.maxPayloadSize)
+        }
+    }
+}
