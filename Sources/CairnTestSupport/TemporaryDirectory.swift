@@ -1,0 +1,45 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A fresh directory under /tmp, removed (with everything in it) by `remove()`.
+///
+/// ```swift
+/// let directory = try TemporaryDirectory()
+/// defer { directory.remove() }
+/// let store = try Store(directory: directory.path)
+/// ```
+public struct TemporaryDirectory: Sendable {
+    /// The directory's path.
+    public let path: String
+
+    public init(prefix: String = "cairn-test") throws {
+        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+        guard let made = mkdtemp(&template) else {
+            throw KVError.io(errno: errno, operation: "mkdtemp", path: "/tmp")
+        }
+        path = String(cString: made)
+    }
+
+    /// Removes the directory and its contents.
+    public func remove() {
+        _ = removeTree(path)
+    }
+}
+
+import KVEngine
+
+@discardableResult
+func removeTree(_ path: String) -> Bool {
+    guard let directory = opendir(path) else { return unlink(path) == 0 }
+    while let entry = readdir(directory) {
+        let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+            String(cString: raw.baseAddress!.assumingMemoryBound(to: CChar.self))
+        }
+        if name == "." || name == ".." { continue }
+        let child = path + "/" + name
+        if entry.pointee.d_type == UInt8(DT_DIR) { removeTree(child) } else { unlink(child) }
+    }
+    closedir(directory)
+    return rmdir(path) == 0
+}

@@ -1,0 +1,130 @@
+import CLMDB
+
+/// What `Store.check(directory:)` found.
+public struct CheckReport: Sendable, Hashable {
+    /// The commit version LMDB holds.
+    public var appliedVersion: UInt64 = 0
+    /// The newest commit version in the log, if it has any record.
+    public var lastLogVersion: UInt64?
+    /// Records in the log, and how many of them LMDB has not applied yet.
+    public var logCommits = 0
+    public var pendingCommits = 0
+    /// Stored records whose checksum was verified, per table.
+    public var recordsPerTable: [String: Int] = [:]
+    /// Every problem found; empty when the store is sound.
+    public var problems: [String] = []
+    /// A torn tail that the next open will cut (not a problem: unacknowledged commits).
+    public var tornTail: LogCut?
+
+    /// Whether nothing is wrong.
+    public var isSound: Bool { problems.isEmpty }
+}
+
+extension Store {
+    /// Verifies a closed store without changing it: every log record decodes, the log's
+    /// latest operation on each key that LMDB has applied matches LMDB's record, and every
+    /// stored record passes its checksum.
+    ///
+    /// Throws `KVError.locked` while another process has the store open.
+    ///
+    /// ```swift
+    /// let report = try Store.check(directory: path)
+    /// if !report.isSound { report.problems.forEach { print($0) } }
+    /// ```
+    public static func check(directory: String) throws(KVError) -> CheckReport {
+        try check(directory: directory, fileSystem: PosixFileSystem())
+    }
+
+    package static func check(directory: String, fileSystem: any FileSystem) throws(KVError) -> CheckReport {
+        guard PosixFileSystem().exists(directory + "/data.mdb") else {
+            throw KVError.wrongFormat(file: directory, reason: "no data.mdb: not a Cairn store")
+        }
+        let lock = try ProcessLock(directory: directory)
+        defer { _ = lock }
+        let env = try LMDBEnvironment(directory: directory, mapSize: Store.Options().mapSize, maxReaders: 16,
+                                      maxTables: Store.Options().maxTables)
+        defer { env.close() }
+        var report = CheckReport()
+        let transaction = try env.beginTransaction(readOnly: true)
+        defer { transaction.abort() }
+        guard let meta = try transaction.openTable(StoreCore.metaTable, create: false) else {
+            report.problems.append("LMDB has no \(StoreCore.metaTable) table")
+            return report
+        }
+        let applied = try transaction.value(for: StoreCore.appliedKey, in: meta).map { bytes in
+            bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        } ?? 0
+        report.appliedVersion = applied
+        var tables: [String: MDB_dbi] = [:]
+        for name in try transaction.tableNames() where !name.hasPrefix(StoreCore.reservedPrefix) {
+            tables[name] = try transaction.openTable(name, create: false)
+        }
+
+        // The log: every record decodes; remember the last applied operation per key.
+        var expected: [TableKey: LoggedOperation] = [:]
+        var logCommits = 0, pending = 0
+        let scanner = LogScanner(fileSystem: fileSystem, directory: directory + "/wal",
+                                 appliedVersion: applied, mode: .strict, repair: false)
+        do {
+            let scan = try scanner.scan { (version, payload) throws(KVError) in
+                logCommits += 1
+                guard let commit = LogRecordCodec.decodePayload(payload, version: version) else {
+                    throw KVError.corruptLog(file: "wal", offset: 0, reason: "record \(version) does not decode")
+                }
+                if version > applied { pending += 1; return }
+                for operation in commit.operations {
+                    expected[TableKey(table: operation.table, key: operation.key)] = operation
+                }
+            }
+            report.lastLogVersion = scan.lastLogVersion
+            report.tornTail = scan.report.tornTail
+            report.problems += scan.report.damageInAppliedSegments.map { "damage in an applied log segment: \($0)" }
+        } catch {
+            report.problems.append("\(error)")
+        }
+        report.logCommits = logCommits
+        report.pendingCommits = pending
+
+        for (tableKey, operation) in expected.sorted(by: { $0.key.key.lexicographicallyPrecedes($1.key.key) }) {
+            let where_ = "\(tableKey.table)/\(KVError.printable(tableKey.key))"
+            let stored = try tables[tableKey.table].flatMap { (dbi) throws(KVError) in try transaction.value(for: tableKey.key, in: dbi) }
+            switch (operation.value, stored) {
+            case (nil, nil):
+                continue
+            case (nil, .some):
+                report.problems.append("\(where_): deleted at log version but present in LMDB")
+            case (.some, nil):
+                report.problems.append("\(where_): in the log but missing from LMDB")
+            case let (.some(value), .some(bytes)):
+                let decoded = try? bytes.withBytes { (raw) throws(KVError) in
+                    try tableKey.key.withBytes { (key) throws(KVError) in
+                        let record = try RecordCodec.decode(key: key, stored: raw, table: tableKey.table)
+                        return (record.version, Array(record.value))
+                    }
+                }
+                if let decoded, decoded.0 != operation.recordVersion || decoded.1 != value {
+                    report.problems.append("\(where_): LMDB has version \(decoded.0), the log says \(operation.recordVersion) with another value")
+                }
+            }
+        }
+
+        // Every stored record passes its checksum.
+        for (name, dbi) in tables.sorted(by: { $0.key < $1.key }) {
+            let cursor = try transaction.openCursor(dbi)
+            defer { cursor.close() }
+            var count = 0
+            var position = try cursor.move(.first)
+            while let current = position {
+                do {
+                    _ = try RecordCodec.decode(key: current.key, stored: current.data, table: name)
+                } catch {
+                    if report.problems.count < 1000 { report.problems.append("\(error)") }
+                }
+                count += 1
+                position = try cursor.move(.next)
+            }
+            report.recordsPerTable[name] = count
+        }
+        return report
+    }
+}

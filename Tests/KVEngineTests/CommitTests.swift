@@ -1,0 +1,219 @@
+import Testing
+import CairnTestSupport
+@testable import KVEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct CommitTests {
+    @Test func recordVersionsStartAtOneAndCountUpdates() throws {
+        try withStore { store, _ in
+            #expect(try store.put("k", "a").recordVersions == [1])
+            #expect(try store.put("k", "b").recordVersions == [2])
+            let snapshot = try store.snapshot()
+            #expect(try snapshot.get("k")?.version == 2)
+            #expect(text(try snapshot.get("k")?.value) == "b")
+            snapshot.close()
+            var batch = WriteBatch()
+            batch.delete("k")
+            #expect(try store.commit(batch).recordVersions == [0])
+            #expect(try store.string("k") == nil)
+            #expect(try store.put("k", "c").recordVersions == [1])
+        }
+    }
+
+    @Test func commitVersionsIncreaseByOnePerCommit() throws {
+        try withStore { store, _ in
+            var last: UInt64 = 0
+            for index in 0..<50 {
+                let version = try store.put("k\(index % 7)", "v\(index)").version
+                #expect(version == last + 1)
+                last = version
+            }
+        }
+    }
+
+    @Test func aFailedConditionWritesNothingAndListsEveryFailure() throws {
+        try withStore { store, _ in
+            try store.put("a", "1")
+            try store.put("b", "1")
+            try store.put("b", "2")
+            let before = try store.stats().commitVersion
+            var batch = WriteBatch()
+            batch.put("x", forKey: "new")                     // would succeed alone
+            batch.put("a2", forKey: "a", if: .version(1))     // holds
+            batch.put("b2", forKey: "b", if: .version(1))     // fails: b is at 2
+            batch.put("c", forKey: "c", if: .version(4))      // fails: c is absent
+            batch.delete("a", if: .absent)                    // fails: a is at 2 after the put above
+            do {
+                try store.commit(batch)
+                Issue.record("commit should have failed")
+            } catch KVError.conditionFailed(let failures) {
+                #expect(failures.map { text($0.key) } == ["b", "c", "a"])
+                #expect(failures.map(\.currentVersion) == [2, 0, 2])
+                #expect(failures[0].expected == .version(1))
+            }
+            #expect(try store.string("new") == nil)
+            #expect(try store.string("a") == "1")
+            #expect(try store.stats().commitVersion == before)
+        }
+    }
+
+    @Test func conditionsSeeEarlierOperationsOfTheSameBatchAndGroup() throws {
+        try withStore { store, _ in
+            var batch = WriteBatch()
+            batch.put("1", forKey: "k", if: .absent)
+            batch.put("2", forKey: "k", if: .version(1))
+            batch.require(.version(2), forKey: Array("k".utf8))
+            let info = try store.commit(batch)
+            #expect(info.recordVersions == [1, 2, 2])
+            #expect(try store.string("k") == "2")
+        }
+    }
+
+    @Test func concurrentConditionalIncrementsLoseNoUpdate() throws {
+        // Many threads do read-modify-write with a version condition, retrying on conflict:
+        // the final count equals the number of successful commits.
+        try withStore(busyOptions()) { store, _ in
+            try store.put("counter", "0")
+            let threads = 8, perThread = 40
+            DispatchApply.run(threads) { _ in
+                var done = 0
+                while done < perThread {
+                    let snapshot = try! store.snapshot()
+                    let record = try! snapshot.get("counter")!
+                    snapshot.close()
+                    let next = Int(text(record.value)!)! + 1
+                    var batch = WriteBatch()
+                    batch.put(String(next), forKey: "counter", if: .version(record.version))
+                    do {
+                        try store.commit(batch)
+                        done += 1
+                    } catch KVError.conditionFailed {
+                        continue
+                    } catch {
+                        Issue.record("unexpected \(error)")
+                        return
+                    }
+                }
+            }
+            let snapshot = try store.snapshot()
+            let record = try #require(try snapshot.get("counter"))
+            #expect(text(record.value) == String(threads * perThread))
+            #expect(record.version == UInt64(threads * perThread + 1))
+        }
+    }
+
+    @Test func concurrentCommitsAreGroupedIntoFewerSyncs() throws {
+        try withStore { store, _ in
+            DispatchApply.run(16) { thread in
+                for index in 0..<50 { try! store.put("t\(thread)-\(index)", "v") }
+            }
+            let stats = try store.stats()
+            #expect(stats.commitVersion == 800)
+            // With 16 writers, commits share fdatasyncs; one per commit would be 800.
+            #expect(stats.logSyncs < 800)
+            #expect(stats.logSyncs >= 1)
+        }
+    }
+
+    @Test func badKeysAndTablesAreTypedErrors() throws {
+        try withStore { store, _ in
+            var batch = WriteBatch()
+            batch.put([1], forKey: [UInt8](repeating: 7, count: 512))
+            #expect(throws: KVError.keyTooLong(length: 512, limit: 511)) { try store.commit(batch) }
+            batch = WriteBatch()
+            batch.put([1], forKey: [UInt8](repeating: 7, count: 511))
+            #expect(try store.commit(batch).recordVersions == [1])
+            batch = WriteBatch()
+            batch.put([1], forKey: [])
+            #expect(throws: KVError.emptyKey) { try store.commit(batch) }
+            batch = WriteBatch()
+            batch.put("v", forKey: "k", in: "__cairn_meta")
+            #expect(throws: KVError.invalidTableName("__cairn_meta")) { try store.commit(batch) }
+            let snapshot = try store.snapshot()
+            #expect(throws: KVError.keyTooLong(length: 600, limit: 511)) {
+                _ = try snapshot.get([UInt8](repeating: 1, count: 600))
+            }
+            #expect(KVError.keyTooLong(length: 512, limit: 511).description.contains("511"))
+        }
+    }
+
+    @Test func tablesAreIndependent() throws {
+        try withStore { store, _ in
+            try store.put("k", "in-a", in: "a")
+            try store.put("k", "in-b", in: "b")
+            #expect(try store.string("k", in: "a") == "in-a")
+            #expect(try store.string("k", in: "b") == "in-b")
+            #expect(try store.string("k") == nil)
+            try store.flush()
+            #expect(try store.stats().recordsPerTable == ["a": 1, "b": 1])
+        }
+    }
+
+    @Test func aSecondOpenIsLockedAndNamesThePid() throws {
+        try withStore { store, directory in
+            #expect(throws: KVError.locked(path: directory.path, pid: getpid())) {
+                _ = try Store(directory: directory.path)
+            }
+            #expect(KVError.locked(path: "/s", pid: 12).description == "store /s is locked by pid 12")
+        }
+    }
+
+    @Test func filesAreCreatedWithMode0600() throws {
+        try withStore { store, directory in
+            try store.put("k", "v")
+            for name in ["data.mdb", "lock.mdb", "LOCK"] {
+                var info = stat()
+                #expect(stat(directory.path + "/" + name, &info) == 0)
+                #expect(info.st_mode & 0o777 == 0o600, "\(name) has mode \(String(info.st_mode & 0o777, radix: 8))")
+            }
+            let segments = try PosixFileSystem().contentsOfDirectory(directory.path + "/wal")
+            #expect(!segments.isEmpty)
+            for name in segments {
+                var info = stat()
+                #expect(stat(directory.path + "/wal/" + name, &info) == 0)
+                #expect(info.st_mode & 0o777 == 0o600)
+            }
+        }
+    }
+
+    @Test func aFullMapGrowsAndTheWriteIsRetried() throws {
+        var options = Store.Options()
+        options.mapSize = 256 << 10
+        options.applyThreshold = 64 << 10
+        try withStore(options) { store, _ in
+            let value = String(repeating: "x", count: 1000)
+            for round in 0..<40 {
+                var batch = WriteBatch()
+                for index in 0..<100 { batch.put(value, forKey: "r\(round)-\(index)") }
+                try store.commit(batch)
+            }
+            try store.flush()
+            let stats = try store.stats()
+            #expect(stats.mapSize > 256 << 10)
+            #expect(stats.recordCount == 4000)
+            #expect(try store.string("r39-99") == value)
+        }
+    }
+
+    @Test func commitsAfterCloseFail() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(directory: directory.path)
+        try store.put("k", "v")
+        store.close()
+        #expect(throws: KVError.closed) { try store.put("k", "w") }
+        #expect(throws: KVError.closed) { _ = try store.snapshot() }
+        let reopened = try Store(directory: directory.path)
+        #expect(try reopened.string("k") == "v")
+    }
+}
+
+/// Runs `body(index)` on `count` threads at once and waits for all of them.
+enum DispatchApply {
+    static func run(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        let threads = (0..<count).map { index in startThread { body(index) } }
+        for thread in threads { pthread_join(thread, nil) }
+    }
+}

@@ -1,0 +1,92 @@
+import Testing
+@testable import KVEngine
+
+/// The on-disk formats are frozen: these tests pin their exact bytes.
+@Suite struct LogFormatTests {
+    @Test func crc32cMatchesTheStandardCheckValue() {
+        // The CRC-32C check value from RFC 3720, appendix B.4.
+        #expect(crc32c(Array("123456789".utf8)) == 0xE306_9283)
+        #expect(crc32c([UInt8](repeating: 0, count: 32)) == 0x8A91_36AA)
+        // Extending in pieces equals one pass.
+        let whole = Array("hello, write-ahead log".utf8)
+        #expect(crc32c(Array(whole[7...]), extending: crc32c(Array(whole[..<7]))) == crc32c(whole))
+    }
+
+    @Test func segmentHeaderBytesArePinned() {
+        let header = LogRecordCodec.segmentHeader(firstVersion: 0x0102_0304_0506_0708)
+        let expectedPrefix: [UInt8] = Array("CAIRNWAL".utf8) + [1, 0, 0, 0] + [0, 0, 0, 0]
+            + [0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01]
+        #expect(header.count == 32)
+        #expect(Array(header[0..<24]) == expectedPrefix)
+        let crc = crc32c(expectedPrefix)
+        #expect(Array(header[24..<28]) == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)])
+        #expect(Array(header[28..<32]) == [0, 0, 0, 0])
+        #expect(LogFormat.segmentName(firstVersion: 42) == "00000000000000000042.log")
+    }
+
+    @Test func recordBytesArePinned() {
+        let commit = LoggedCommit(version: 7, operations: [
+            LoggedOperation(table: "t", key: [0x6B], recordVersion: 2, value: [0xAA, 0xBB]),
+            LoggedOperation(table: "t", key: [0x6A], recordVersion: 5, value: nil),
+        ])
+        var writer = ByteWriter()
+        LogRecordCodec.encode(commit, durableVersion: 6, into: &writer)
+        let payload: [UInt8] = [2, 0, 0, 0]  // op count
+            + [1, 1, 0x74, 1, 0, 0x6B, 2, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0xAA, 0xBB]  // put t/k v2 = AA BB
+            + [2, 1, 0x74, 1, 0, 0x6A, 5, 0, 0, 0, 0, 0, 0, 0]  // delete t/j (was v5)
+        let afterCRC: [UInt8] = [UInt8(payload.count), 0, 0, 0] + [7, 0, 0, 0, 0, 0, 0, 0] + [6, 0, 0, 0, 0, 0, 0, 0] + payload
+        let crc = crc32c(afterCRC)
+        let expected = [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)] + afterCRC
+        #expect(writer.bytes == expected)
+        // And it reads back.
+        writer.bytes.withUnsafeBytes { raw in
+            guard case let .record(version, durable, range, next) = LogRecordReader.read(raw, at: 0) else {
+                Issue.record("record did not read back")
+                return
+            }
+            #expect(version == 7 && durable == 6 && next == expected.count)
+            #expect(LogRecordCodec.decodePayload(UnsafeRawBufferPointer(rebasing: raw[range]), version: 7) == commit)
+        }
+    }
+
+    @Test func damagedRecordsAreReportedNotTrusted() {
+        let commit = LoggedCommit(version: 1, operations: [LoggedOperation(table: "t", key: [1], recordVersion: 1, value: [9])])
+        var writer = ByteWriter()
+        LogRecordCodec.encode(commit, durableVersion: 0, into: &writer)
+        var flipped = writer.bytes
+        flipped[flipped.count - 1] ^= 0x01
+        flipped.withUnsafeBytes { raw in
+            guard case .damaged(let reason) = LogRecordReader.read(raw, at: 0) else { Issue.record("flip not seen"); return }
+            #expect(reason.contains("checksum"))
+        }
+        let short = Array(writer.bytes.dropLast(3))
+        short.withUnsafeBytes { raw in
+            guard case .damaged(let reason) = LogRecordReader.read(raw, at: 0) else { Issue.record("short not seen"); return }
+            #expect(reason.contains("past the end"))
+        }
+        var huge = writer.bytes
+        huge[4] = 0xFF; huge[5] = 0xFF; huge[6] = 0xFF; huge[7] = 0x7F
+        huge.withUnsafeBytes { raw in
+            guard case .damaged = LogRecordReader.read(raw, at: 0) else { Issue.record("huge length not seen"); return }
+        }
+    }
+
+    @Test func storedRecordBytesArePinned() throws {
+        let stored = RecordCodec.encode(key: [0x6B], version: 3, value: [0x41, 0x42])
+        let body: [UInt8] = [3, 0, 0, 0, 0, 0, 0, 0, 0x41, 0x42]
+        let crc = crc32c(body, extending: crc32c([0x6B]))
+        #expect(stored == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)] + body)
+        try stored.withUnsafeBytes { raw in
+            try [UInt8]([0x6B]).withUnsafeBytes { key in
+                let decoded = try RecordCodec.decode(key: key, stored: raw, table: "t")
+                #expect(decoded.version == 3 && Array(decoded.value) == [0x41, 0x42])
+            }
+        }
+        // The checksum covers the key: the same bytes under another key do not verify.
+        #expect(throws: KVError.self) {
+            try stored.withUnsafeBytes { raw in
+                try [UInt8]([0x6C]).withUnsafeBytes { key in _ = try RecordCodec.decode(key: key, stored: raw, table: "t") }
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+import CairnTestSupport
+@testable import KVEngine
+
+/// Options that make the applier and the log's segment rotation busy in small tests.
+func busyOptions() -> Store.Options {
+    var options = Store.Options()
+    options.applyInterval = 0.002
+    options.applyThreshold = 4096
+    options.segmentSize = 16 << 10
+    options.mapSize = 64 << 20
+    return options
+}
+
+/// Options that keep commits in the overlay (the applier waits a long time).
+func lazyOptions() -> Store.Options {
+    var options = Store.Options()
+    options.applyInterval = 3600
+    options.applyThreshold = Int.max
+    options.mapSize = 64 << 20
+    return options
+}
+
+func bytes(_ text: String) -> [UInt8] { Array(text.utf8) }
+func text(_ bytes: [UInt8]?) -> String? { bytes.map { String(decoding: $0, as: UTF8.self) } }
+
+/// Runs `body` with a store in a fresh directory, then closes it and removes the directory.
+func withStore<Result>(
+    _ options: Store.Options = Store.Options(),
+    fileSystem: (any FileSystem)? = nil,
+    _ body: (Store, TemporaryDirectory) throws -> Result
+) throws -> Result {
+    let directory = try TemporaryDirectory()
+    defer { directory.remove() }
+    let store = try Store(directory: directory.path, options: options, fileSystem: fileSystem ?? PosixFileSystem())
+    defer { store.close() }
+    return try body(store, directory)
+}
+
+extension Store {
+    /// Commits one put of UTF-8 strings.
+    @discardableResult
+    func put(_ key: String, _ value: String, in table: String = WriteBatch.defaultTable,
+             if condition: Condition? = nil) throws -> CommitInfo {
+        var batch = WriteBatch()
+        batch.put(value, forKey: key, in: table, if: condition)
+        return try commit(batch)
+    }
+
+    /// The latest value of a UTF-8 key as a string.
+    func string(_ key: String, in table: String = WriteBatch.defaultTable) throws -> String? {
+        let snapshot = try self.snapshot()
+        defer { snapshot.close() }
+        return text(try snapshot.get(key, in: table)?.value)
+    }
+}
