@@ -26,6 +26,7 @@ let package = Package(
         .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
+        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KVEngine", "Policies", "CairnTestSupport"]),
         .testTarget(
             name: "CairnToolTests",
             dependencies: ["KVEngine", "CairnTestSupport"]

@@ -34,6 +34,7 @@ public struct SeededRandom: RandomNumberGenerator, Sendable {
 import Glibc
 #endif
 
-func getenvString(_ name: String) -> String? {
+/// The value of an environment variable, if set.
+public func getenvString(_ name: String) -> String? {
     getenv(name).map { String(cString: $0) }
 }

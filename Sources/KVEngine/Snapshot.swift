@@ -88,13 +88,14 @@ public final class Snapshot: @unchecked Sendable {
         _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
     ) throws -> Result {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
-        if floor < version,
-           let entry = core.overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
-            guard let value = entry.value else { return try body(nil, 0) }
-            return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
-        }
         return try transaction.withLock { (transaction) throws -> Result in
             guard let transaction else { throw KVError.snapshotClosed }
+            // Commits not yet applied to LMDB answer from the overlay.
+            if floor < version,
+               let entry = core.overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
+                guard let value = entry.value else { return try body(nil, 0) }
+                return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
+            }
             guard let dbi = tables[table] else { return try body(nil, 0) }
             return try key.withUnsafeBytes { keyBytes in
                 try transaction.withValue(keyBytes, in: dbi) { stored in

@@ -63,7 +63,7 @@ extension StoreCore {
             commitVersion: overlayFigures.0, appliedVersion: overlayFigures.1, durableVersion: logFigures.0,
             logBytes: logFigures.1, logSegments: logFigures.2, lmdbFileBytes: fileBytes, mapSize: env.info.mapSize,
             recordsPerTable: counts, overlayBytes: overlayFigures.2, overlayCommits: overlayFigures.3,
-            openSnapshots: overlayFigures.4 - 1, oldestSnapshotVersion: overlayFigures.5,
+            openSnapshots: overlayFigures.4, oldestSnapshotVersion: overlayFigures.5,
             oldestSnapshotAge: overlayFigures.6, logSyncs: logFigures.3, logAppends: logFigures.4)
     }
 }

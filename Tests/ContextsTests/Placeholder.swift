@@ -1,0 +1,1 @@
+// Placeholder until this target is built.

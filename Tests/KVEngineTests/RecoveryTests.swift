@@ -1,0 +1,227 @@
+import Testing
+import CairnTestSupport
+@testable import KVEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Offsets of every record in a segment's bytes.
+func recordOffsets(_ segment: [UInt8]) -> [Int] {
+    var offsets: [Int] = []
+    var offset = LogFormat.segmentHeaderSize
+    segment.withUnsafeBytes { raw in
+        while case let .record(_, _, _, next) = LogRecordReader.read(raw, at: offset) {
+            offsets.append(offset)
+            offset = next
+        }
+    }
+    return offsets
+}
+
+func readFile(_ path: String) throws -> [UInt8] {
+    let file = try PosixFileSystem().open(path, create: false)
+    defer { file.close() }
+    return try file.read(at: 0, count: try file.size())
+}
+
+func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+    let file = try PosixFileSystem().open(path, create: true)
+    defer { file.close() }
+    try file.truncate(to: 0)
+    try bytes.withUnsafeBytes { try file.append($0) }
+    try file.sync()
+}
+
+/// The newest log segment of a closed store.
+func newestSegment(_ directory: TemporaryDirectory) throws -> String {
+    let names = try PosixFileSystem().contentsOfDirectory(directory.path + "/wal").sorted()
+    return directory.path + "/wal/" + names.last!
+}
+
+@Suite struct RecoveryTests {
+    /// Commits `count` single puts with the applier idle, then crashes: the log alone holds them.
+    func crashedStore(_ directory: TemporaryDirectory, count: Int) throws {
+        let store = try Store(directory: directory.path, options: lazyOptions())
+        for index in 0..<count { try store.put("k\(index)", "v\(index)") }
+        store.simulateCrash()
+    }
+
+    @Test func openingReplaysWhatLMDBHadNotApplied() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try crashedStore(directory, count: 100)
+        #expect(try Store.check(directory: directory.path).pendingCommits == 100)
+        let store = try Store(directory: directory.path, options: lazyOptions())
+        #expect(store.recoveryReport.replayedCommits == 100)
+        #expect(store.recoveryReport.lastVersion == 100)
+        #expect(store.recoveryReport.tornTail == nil)
+        #expect(try store.string("k99") == "v99")
+        #expect(try store.put("k100", "v").version == 101)
+        store.close()
+        let report = try Store.check(directory: directory.path)
+        #expect(report.isSound, "\(report.problems)")
+        #expect(report.pendingCommits == 0)
+        #expect(report.recordsPerTable["default"] == 101)
+    }
+
+    @Test func aTornTailIsCutAndReported() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try crashedStore(directory, count: 10)
+        let path = try newestSegment(directory)
+        var segment = try readFile(path)
+        let offsets = recordOffsets(segment)
+        #expect(offsets.count == 10)
+        // A crash in the middle of appending an 11th record: its first 30 bytes made it.
+        let partial = Array(segment[offsets[9]..<segment.count]).prefix(30)
+        segment += partial
+        try writeFile(path, segment)
+        let store = try Store(directory: directory.path, options: lazyOptions())
+        defer { store.close() }
+        let cut = try #require(store.recoveryReport.tornTail)
+        #expect(cut.file == path && cut.bytesDropped == 30)
+        #expect(store.recoveryReport.replayedCommits == 10)
+        #expect(try store.string("k9") == "v9")
+        #expect(try store.put("after", "x").version == 11)
+    }
+
+    @Test func aCorruptMiddleRecordIsATypedErrorNamingFileAndOffset() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try crashedStore(directory, count: 10)
+        let path = try newestSegment(directory)
+        var segment = try readFile(path)
+        let offsets = recordOffsets(segment)
+        segment[offsets[3] + LogFormat.recordHeaderSize + 2] ^= 0x40  // a payload byte of commit 4
+        try writeFile(path, segment)
+        #expect(throws: KVError.corruptLog(file: path, offset: offsets[3], reason: "record checksum mismatch")) {
+            _ = try Store(directory: directory.path, options: lazyOptions())
+        }
+        // Still refused, and nothing was changed by the refusal.
+        #expect(try readFile(path) == segment)
+        let report = try Store.check(directory: directory.path)
+        #expect(!report.isSound)
+        #expect(report.problems.contains { $0.contains(path) && $0.contains("offset \(offsets[3])") })
+
+        // Opting in keeps the commits before the damage and reports the cut.
+        var options = lazyOptions()
+        options.recovery = .recoverToLastGoodRecord
+        let store = try Store(directory: directory.path, options: options)
+        defer { store.close() }
+        let cut = try #require(store.recoveryReport.corruptionCut)
+        #expect(cut.offset == offsets[3] && cut.file == path)
+        #expect(try store.string("k2") == "v2")
+        #expect(try store.string("k3") == nil)
+        #expect(try store.put("next", "x").version == 4)
+    }
+
+    @Test func aLogFileWithTheWrongMagicIsRefused() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try crashedStore(directory, count: 3)
+        let path = try newestSegment(directory)
+        var segment = try readFile(path)
+        segment.replaceSubrange(0..<8, with: Array("NOTCAIRN".utf8))
+        try writeFile(path, segment)
+        #expect(throws: KVError.wrongFormat(file: path, reason: "wrong magic")) {
+            _ = try Store(directory: directory.path)
+        }
+    }
+
+    @Test func anLMDBFileThatIsNotLMDBIsATypedError() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        try writeFile(directory.path + "/data.mdb", [UInt8](repeating: 0x5A, count: 8192))
+        let error = #expect(throws: KVError.self) { _ = try Store(directory: directory.path) }
+        guard case .lmdb(_, let operation)? = error else {
+            Issue.record("expected an LMDB error, got \(String(describing: error))")
+            return
+        }
+        #expect(operation.contains("mdb_env_open"))
+    }
+
+    @Test func aFailedFdatasyncPoisonsTheStoreUntilReopen() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fileSystem = FaultFileSystem()
+        let store = try Store(directory: directory.path, options: busyOptions(), fileSystem: fileSystem)
+        try store.put("before", "1")
+        fileSystem.inject(.sync, at: 1, errno: EIO)
+        #expect(throws: KVError.io(errno: EIO, operation: "sync", path: directory.path + "/wal/00000000000000000001.log")) {
+            try store.put("failed", "2")
+        }
+        // Every later commit fails with the poisoned error, even though syncs work again.
+        do {
+            try store.put("later", "3")
+            Issue.record("a poisoned store accepted a commit")
+        } catch KVError.poisoned(let underlying) {
+            #expect(underlying == KVError.io(errno: EIO, operation: "sync", path: directory.path + "/wal/00000000000000000001.log"))
+        }
+        // Reads still work.
+        #expect(try store.string("before") == "1")
+        #expect(try store.string("later") == nil)
+        store.simulateCrash()
+        let reopened = try Store(directory: directory.path, options: busyOptions(),
+                                 fileSystem: fileSystem.afterPowerLoss(.dropUnsynced, seed: 1))
+        defer { reopened.close() }
+        #expect(try reopened.string("before") == "1")
+        #expect(try reopened.string("failed") == nil)  // its record was never synced
+        #expect(try reopened.put("later", "3").version == 2)
+    }
+
+    @Test func aFailedWritePoisonsTheStore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fileSystem = FaultFileSystem()
+        let store = try Store(directory: directory.path, options: busyOptions(), fileSystem: fileSystem)
+        defer { store.close() }
+        fileSystem.inject(.write, at: 1, errno: ENOSPC)
+        #expect(throws: KVError.self) { try store.put("k", "v") }
+        #expect(throws: KVError.poisoned(.io(errno: ENOSPC, operation: "write", path: directory.path + "/wal/00000000000000000001.log"))) {
+            try store.put("k", "v")
+        }
+    }
+
+    @Test func checkpointsRetireAppliedSegments() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var options = busyOptions()
+        options.applyInterval = 3600
+        options.applyThreshold = Int.max
+        let store = try Store(directory: directory.path, options: options)
+        let value = String(repeating: "v", count: 500)
+        for index in 0..<200 { try store.put("k\(index)", value) }
+        let before = try store.stats()
+        #expect(before.logSegments > 3)
+        let report = try store.checkpoint()
+        // The applier may retire some segments itself during the checkpoint's flush; the
+        // checkpoint retires the rest, including the active one it sealed.
+        #expect(report.segmentsRemoved >= 1)
+        #expect(report.appliedVersion == 200)
+        let after = try store.stats()
+        #expect(after.logSegments == 1)
+        #expect(after.appliedVersion == 200)
+        #expect(after.logBytes == LogFormat.segmentHeaderSize)
+        store.close()
+        let reopened = try Store(directory: directory.path, options: options)
+        defer { reopened.close() }
+        #expect(reopened.recoveryReport.replayedCommits == 0)
+        #expect(try reopened.string("k199") == value)
+        #expect(try reopened.stats().recordCount == 200)
+    }
+
+    @Test func checkpointsRunAutomaticallyBehindTheApplier() throws {
+        try withStore(busyOptions()) { store, _ in
+            let value = String(repeating: "v", count: 500)
+            for index in 0..<300 { try store.put("k\(index)", value) }
+            try store.flush()
+            // Give the applier's retirement a moment after its last transaction.
+            var segments = try store.stats().logSegments
+            for _ in 0..<100 where segments > 2 {
+                usleep(10_000)
+                segments = try store.stats().logSegments
+            }
+            #expect(segments <= 2)
+        }
+    }
+}

@@ -1,0 +1,202 @@
+import Testing
+import CairnTestSupport
+@testable import KVEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SnapshotTests {
+    @Test func aSnapshotNeverSeesLaterCommitsWhileTheApplierRuns() throws {
+        try withStore(busyOptions()) { store, _ in
+            for index in 0..<100 { try store.put("k\(index)", "old") }
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let version = snapshot.version
+            // Later commits, applied to LMDB and checkpointed behind the snapshot's back.
+            for round in 0..<20 {
+                var batch = WriteBatch()
+                for index in 0..<100 { batch.put("new\(round)", forKey: "k\(index)") }
+                batch.put("x", forKey: "added\(round)")
+                batch.delete("k\(round)")
+                try store.commit(batch)
+                if round % 5 == 0 { try store.checkpoint() }
+            }
+            try store.flush()
+            #expect(try store.stats().appliedVersion > version)
+            for index in 0..<100 {
+                let record = try #require(try snapshot.get("k\(index)"))
+                #expect(text(record.value) == "old" && record.version == 1)
+            }
+            #expect(try snapshot.get("added3") == nil)
+            #expect(try snapshot.scan().count == 100)
+            #expect(snapshot.version == version)
+            // A new snapshot sees everything.
+            let latest = try store.snapshot()
+            #expect(text(try latest.get("k50")?.value) == "new19")
+            #expect(try latest.get("k19") == nil)  // deleted after the put of the last round
+            #expect(text(try latest.get("k3")?.value) == "new19")  // deleted in round 3, put again later
+            #expect(try latest.get("k50")?.version == 21)
+            latest.close()
+        }
+    }
+
+    @Test func snapshotsStayConsistentUnderConcurrentWriters() throws {
+        // Writers move value between two keys with a conditional batch; every snapshot must
+        // see the sum unchanged, whether its data comes from the overlay or LMDB.
+        try withStore(busyOptions()) { store, _ in
+            var batch = WriteBatch()
+            batch.put("500", forKey: "a")
+            batch.put("500", forKey: "b")
+            try store.commit(batch)
+            let stop = ConditionLock(false)
+            let writers = (0..<4).map { _ in
+                startThread {
+                    while !stop.withLock({ $0 }) {
+                        let snapshot = try! store.snapshot()
+                        let a = try! snapshot.get("a")!, b = try! snapshot.get("b")!
+                        snapshot.close()
+                        var move = WriteBatch()
+                        move.put(String(Int(text(a.value)!)! - 1), forKey: "a", if: .version(a.version))
+                        move.put(String(Int(text(b.value)!)! + 1), forKey: "b", if: .version(b.version))
+                        _ = try? store.commit(move)
+                    }
+                }
+            }
+            var reads = 0
+            let deadline = monotonicSeconds() + 1.0
+            while monotonicSeconds() < deadline {
+                let snapshot = try store.snapshot()
+                let a = Int(text(try snapshot.get("a")?.value)!)!
+                let b = Int(text(try snapshot.get("b")?.value)!)!
+                let scanned = try snapshot.scan().map { Int(text($0.value)!)! }
+                #expect(a + b == 1000)
+                #expect(scanned.reduce(0, +) == 1000)
+                snapshot.close()
+                reads += 1
+            }
+            stop.withLock { $0 = true }
+            for writer in writers { pthread_join(writer, nil) }
+            #expect(reads > 10)
+            #expect(try store.stats().commitVersion > 10)
+        }
+    }
+
+    @Test func scansMergeTheOverlayWithLMDBInOrder() throws {
+        try withStore(lazyOptions()) { store, _ in
+            var batch = WriteBatch()
+            for key in ["a", "c", "e", "g", "i"] { batch.put("lmdb-\(key)", forKey: key) }
+            try store.commit(batch)
+            try store.flush()  // these are in LMDB now
+            batch = WriteBatch()
+            for key in ["b", "c", "f", "j"] { batch.put("overlay-\(key)", forKey: key) }
+            batch.delete("e")
+            try store.commit(batch)  // these stay in the overlay (the applier is lazy)
+            #expect(try store.stats().overlayCommits == 1)
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let all = try snapshot.scan().map { "\(text($0.key)!)=\(text($0.value)!)" }
+            #expect(all == ["a=lmdb-a", "b=overlay-b", "c=overlay-c", "f=overlay-f", "g=lmdb-g", "i=lmdb-i", "j=overlay-j"])
+            let reversed = try snapshot.scan(reverse: true).map { text($0.key)! }
+            #expect(reversed == ["j", "i", "g", "f", "c", "b", "a"])
+            #expect(try snapshot.scan(limit: 3).map { text($0.key)! } == ["a", "b", "c"])
+            #expect(try snapshot.scan(reverse: true, limit: 2).map { text($0.key)! } == ["j", "i"])
+            #expect(try snapshot.scan(from: bytes("c"), to: bytes("h")).map { text($0.key)! } == ["c", "f", "g"])
+            #expect(try snapshot.scan(from: bytes("c"), to: bytes("h"), reverse: true).map { text($0.key)! } == ["g", "f", "c"])
+            #expect(try snapshot.get("c")?.version == 2)
+        }
+    }
+
+    @Test func prefixScansStayInsideThePrefix() throws {
+        try withStore(busyOptions()) { store, _ in
+            var batch = WriteBatch()
+            for key in ["user/1", "user/2", "user/10", "usex", "use", "user", "v"] { batch.put(key, forKey: key) }
+            batch.put([1], forKey: [0x61, 0xFF])
+            batch.put([2], forKey: [0x61, 0xFF, 0xFF])
+            batch.put([3], forKey: [0x62])
+            try store.commit(batch)
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            #expect(try snapshot.scan(prefix: bytes("user/")).map { text($0.key)! } == ["user/1", "user/10", "user/2"])
+            #expect(try snapshot.scan(prefix: bytes("user/"), reverse: true).map { text($0.key)! } == ["user/2", "user/10", "user/1"])
+            #expect(try snapshot.scan(prefix: bytes("user")).count == 4)
+            // A prefix ending in 0xFF: its successor carries into the byte before.
+            #expect(try snapshot.scan(prefix: [0x61, 0xFF]).map(\.value) == [[1], [2]])
+        }
+    }
+
+    @Test func zeroCopyReadsSeeTheSameBytesAsCopyingReads() throws {
+        try withStore(busyOptions()) { store, _ in
+            try store.put("k", String(repeating: "z", count: 300))
+            try store.flush()
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let (count, version) = try snapshot.withValue(forKey: bytes("k")) { value, version in
+                (value?.count ?? -1, version)
+            }
+            #expect(count == 300 && version == 1)
+            #expect(try snapshot.withValue(forKey: bytes("missing")) { value, _ in value == nil })
+            var visited = 0
+            try snapshot.forEach { key, value, _ in
+                visited += key.count + value.count
+                return true
+            }
+            #expect(visited == 301)
+        }
+    }
+
+    @Test func aClosedSnapshotThrowsAndTheStoreReportsOpenOnes() throws {
+        try withStore { store, _ in
+            try store.put("k", "v")
+            let first = try store.snapshot()
+            let second = try store.snapshot()
+            let stats = try store.stats()
+            #expect(stats.openSnapshots == 2)
+            #expect(stats.oldestSnapshotVersion == first.version)
+            #expect((stats.oldestSnapshotAge ?? -1) >= 0)
+            first.close()
+            second.close()
+            #expect(throws: KVError.snapshotClosed) { _ = try first.get("k") }
+            #expect(try store.stats().openSnapshots == 0)
+            #expect(try store.stats().oldestSnapshotVersion == nil)
+        }
+    }
+
+    @Test func closingTheStoreEndsItsSnapshots() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(directory: directory.path)
+        try store.put("k", "v")
+        let snapshot = try store.snapshot()
+        store.close()
+        #expect(throws: KVError.snapshotClosed) { _ = try snapshot.get("k") }
+    }
+
+    @Test func overlayEntriesKeptForAnOldSnapshotAreFreedWhenItCloses() throws {
+        try withStore(lazyOptions()) { store, _ in
+            for index in 0..<50 { try store.put("k\(index)", "v") }
+            let snapshot = try store.snapshot()  // reads the 50 unapplied commits from the overlay
+            try store.flush()
+            #expect(try store.stats().overlayBytes > 0)
+            #expect(try snapshot.get("k7") != nil)
+            snapshot.close()
+            #expect(try store.stats().overlayBytes == 0)
+        }
+    }
+
+    @Test func writersWaitWhenTheOverlayIsFullAndNothingIsLost() throws {
+        var options = busyOptions()
+        options.overlayLimit = 32 << 10
+        options.applyThreshold = 1 << 30
+        options.applyInterval = 0.05
+        try withStore(options) { store, _ in
+            let value = String(repeating: "v", count: 200)
+            DispatchApply.run(4) { thread in
+                for index in 0..<200 { try! store.put("t\(thread)-\(index)", value) }
+            }
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            #expect(try snapshot.scan().count == 800)
+            #expect(try store.stats().overlayBytes <= (32 << 10) + 4096)
+        }
+    }
+}
