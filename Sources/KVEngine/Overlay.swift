@@ -55,6 +55,9 @@ struct OverlayState {
     var keptForSnapshots = false
     /// Applier wake-up reasons.
     var flushRequested = false
+    /// Set when `close` begins: no new snapshots.
+    var closing = false
+    /// Set when the applier must exit.
     var stopping = false
     var mapGrowthPending = false
     /// The applier's failure, if any: the store is poisoned by it.

@@ -156,7 +156,7 @@ final class StoreCore: @unchecked Sendable {
 
     func makeSnapshot() throws(KVError) -> Snapshot {
         let (id, floor, version, tables) = try overlay.withLock { (state) throws(KVError) in
-            if state.stopping { throw KVError.closed }
+            if state.closing { throw KVError.closed }
             let id = state.nextSnapshotID
             state.nextSnapshotID += 1
             state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
@@ -203,10 +203,21 @@ final class StoreCore: @unchecked Sendable {
             return state.latestVersion
         }
         overlay.broadcast()
-        try overlay.wait(until: { $0.appliedVersion >= target || $0.applyError != nil || $0.stopping }) {
-            (state, _) throws(KVError) in
-            if let error = state.applyError { throw error }
-            if state.appliedVersion < target { throw KVError.closed }
+        while true {
+            let done = try overlay.wait(
+                until: { $0.appliedVersion >= target || $0.applyError != nil || $0.stopping },
+                timeout: options.mapFullTimeout
+            ) { (state, ready) throws(KVError) -> Bool in
+                if let error = state.applyError { throw error }
+                if state.appliedVersion >= target { return true }
+                if state.stopping { throw KVError.closed }
+                // Never wait forever on a map that cannot grow while snapshots stay open.
+                if !ready && state.mapGrowthPending {
+                    throw KVError.mapFull(mapSize: env.info.mapSize, openSnapshots: state.liveSnapshots.count)
+                }
+                return false
+            }
+            if done { return }
         }
     }
 
@@ -232,14 +243,18 @@ final class StoreCore: @unchecked Sendable {
         // Wait for the commit in flight, and make later ones fail with `closed`.
         commitQueue.withLock { $0.closed = true }
         commitQueue.wait(until: { $0.waiters.isEmpty }) { _, _ in }
-        if !crash { try? flush() }
+        // End the snapshots first: map growth may be waiting for them, and the flush
+        // below for the map to grow.
         let snapshots = overlay.withLock { state in
-            state.stopping = true
+            state.closing = true
             defer { state.liveSnapshots.removeAll() }
             return state.liveSnapshots.values.compactMap { $0.snapshot }
         }
-        overlay.broadcast()
         for snapshot in snapshots { snapshot.invalidate() }
+        overlay.broadcast()
+        if !crash { try? flush() }
+        overlay.withLock { $0.stopping = true }
+        overlay.broadcast()
         if let applier { pthread_join(applier, nil) }
         applier = nil
         if !crash {

@@ -197,6 +197,49 @@ import Glibc
         }
     }
 
+    @Test func aMapThatCannotGrowUnderAnOpenSnapshotFailsWritersClearlyAndLosesNothing() throws {
+        var options = Store.Options()
+        options.mapSize = 256 << 10
+        options.overlayLimit = 256 << 10
+        options.applyThreshold = 16 << 10
+        options.applyInterval = 0.01
+        options.mapFullTimeout = 0.3
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(directory: directory.path, options: options)
+        let snapshot = try store.snapshot()
+        let value = String(repeating: "m", count: 1000)
+        var committed = 0
+        var failure: KVError? = nil
+        while failure == nil && committed < 5000 {
+            do {
+                try store.put("k\(committed)", value)
+                committed += 1
+            } catch let error as KVError {
+                failure = error
+            }
+        }
+        guard case .mapFull(_, let openSnapshots)? = failure else {
+            Issue.record("expected mapFull, got \(String(describing: failure)) after \(committed) commits")
+            return
+        }
+        #expect(openSnapshots >= 1)
+        #expect(failure!.description.contains("close them"))
+        // Closing the snapshot lets the map grow; nothing acknowledged was lost.
+        snapshot.close()
+        try store.flush()
+        try store.put("after", "ok")
+        #expect(try store.string("k\(committed - 1)") == value)
+        #expect(try store.stats().recordCount >= committed)
+        // And close never hangs, even with a snapshot open while the map is full.
+        let blocker = try store.snapshot()
+        _ = blocker
+        store.close()
+        let reopened = try Store(directory: directory.path)
+        #expect(try reopened.string("after") == "ok")
+        reopened.close()
+    }
+
     @Test func commitsAfterCloseFail() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

@@ -1,0 +1,28 @@
+# Cairn: every entry point installs what it needs on a fresh Debian machine.
+SWIFT ?= swift
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_PACKAGES := liblmdb-dev pkg-config
+
+.PHONY: deps build test demo bench clean
+
+# liblmdb-dev (and pkg-config, which SwiftPM uses to find it) when missing.
+deps:
+	@if ! (command -v pkg-config >/dev/null 2>&1 && pkg-config --exists lmdb); then \
+		echo "installing $(APT_PACKAGES)"; \
+		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
+	fi
+
+build: deps
+	$(SWIFT) build
+
+# Build first, so a compile error is never mistaken for a test result.
+test: deps
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build
+
+demo: deps
+	$(SWIFT) build -c release --product cairn
+	.build/release/cairn demo
+
+clean:
+	rm -rf .build
