@@ -4,34 +4,70 @@ import Glibc
 
 /// The store's `LOCK` file: one writer process (and one `Store`) at a time.
 ///
-/// An exclusive `flock` on an open file description: it conflicts with any other open of
-/// the file, in this process or another, and the kernel releases it when the process dies,
-/// so a crash never leaves a stale lock. The holder's pid is written into the file so the
-/// next opener can say who holds it.
+/// Across processes: a POSIX record lock (`F_SETLK`) on the whole file. It belongs to the
+/// process, so the kernel drops it when the process dies (no stale lock after a crash),
+/// and, unlike `flock`, a child that a fork or `posix_spawn` creates does not share it,
+/// so a child that has not yet exec'd cannot keep the store locked after we close it.
+/// Record locks do not conflict inside one process, so a registry of locked directories
+/// catches a second `Store` in this process. `F_GETLK` names the holder's pid.
 final class ProcessLock {
+    private static let lockedDirectories = ConditionLock<Set<String>>([])
     private let descriptor: Int32
+    private let key: String
 
     init(directory: String) throws(KVError) {
+        // Acquired before `self` exists: a class whose init throws after its stored
+        // properties are set still runs deinit, which would release what it never held.
+        let key = ProcessLock.canonical(directory)
+        try ProcessLock.lockedDirectories.withLock { (locked) throws(KVError) in
+            if locked.contains(key) { throw KVError.locked(path: directory, pid: getpid()) }
+            locked.insert(key)
+        }
+        do {
+            descriptor = try ProcessLock.acquire(directory: directory)
+        } catch {
+            ProcessLock.lockedDirectories.withLock { _ = $0.remove(key) }
+            throw error
+        }
+        self.key = key
+    }
+
+    deinit {
+        close(descriptor)
+        ProcessLock.lockedDirectories.withLock { _ = $0.remove(key) }
+    }
+
+    private static func canonical(_ directory: String) -> String {
+        guard let resolved = realpath(directory, nil) else { return directory }
+        defer { free(resolved) }
+        return String(cString: resolved)
+    }
+
+    private static func acquire(directory: String) throws(KVError) -> Int32 {
         let path = directory + "/LOCK"
-        descriptor = try systemCall("open", path: path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
-        while flock(descriptor, LOCK_EX | LOCK_NB) == -1 {
+        let descriptor = try systemCall("open", path: path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+        var request = flock()
+        request.l_type = Int16(F_WRLCK)
+        request.l_whence = Int16(SEEK_SET)
+        while fcntl(descriptor, F_SETLK, &request) == -1 {
             let code = errno
             if code == EINTR { continue }
             defer { close(descriptor) }
-            if code == EWOULDBLOCK {
-                var bytes = [UInt8](repeating: 0, count: 32)
-                let count = pread(descriptor, &bytes, bytes.count, 0)
-                let text = count > 0 ? String(decoding: bytes[0..<count], as: UTF8.self) : ""
-                throw KVError.locked(path: directory, pid: Int32(text.trimmingCharacters(in: "\n ")))
+            if code == EACCES || code == EAGAIN {
+                var holder = flock()
+                holder.l_type = Int16(F_WRLCK)
+                holder.l_whence = Int16(SEEK_SET)
+                let known = fcntl(descriptor, F_GETLK, &holder) == 0 && holder.l_type != Int16(F_UNLCK)
+                throw KVError.locked(path: directory, pid: known ? holder.l_pid : nil)
             }
-            throw KVError.io(errno: code, operation: "flock", path: path)
+            throw KVError.io(errno: code, operation: "fcntl(F_SETLK)", path: path)
         }
+        // The pid in the file is for people looking at the directory; F_GETLK is the truth.
         let pid = Array("\(getpid())\n".utf8)
         ftruncate(descriptor, 0)
         _ = pid.withUnsafeBytes { pwrite(descriptor, $0.baseAddress, $0.count, 0) }
+        return descriptor
     }
-
-    deinit { close(descriptor) }
 }
 
 extension String {
