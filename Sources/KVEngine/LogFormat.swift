@@ -73,7 +73,7 @@ package struct ByteWriter {
 
     package init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
 
-    package mutating func u8(_ value: UInt8) { bytes.append(value) }
+    @inline(__always) package mutating func u8(_ value: UInt8) { bytes.append(value) }
     package mutating func u16(_ value: UInt16) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     package mutating func u32(_ value: UInt32) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     package mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
@@ -170,9 +170,8 @@ package enum LogRecordCodec {
         writer.u32(UInt32(commit.operations.count))
         for operation in commit.operations {
             writer.u8(operation.value == nil ? LogFormat.deleteKind : LogFormat.putKind)
-            let table = Array(operation.table.utf8)
-            writer.u8(UInt8(table.count))
-            writer.raw(table)
+            writer.u8(UInt8(operation.table.utf8.count))
+            writer.bytes.append(contentsOf: operation.table.utf8)
             writer.u16(UInt16(operation.key.count))
             writer.raw(operation.key)
             writer.u64(operation.recordVersion)

@@ -63,6 +63,7 @@ struct LogWriter {
             try rotate(nextVersion: first.version)
         }
         buffer.bytes.removeAll(keepingCapacity: true)
+        buffer.bytes.reserveCapacity(commits.reduce(0) { $0 + LogFormat.recordHeaderSize + $1.payloadSize })
         for commit in commits {
             LogRecordCodec.encode(commit, durableVersion: durableVersion, into: &buffer)
         }

@@ -32,14 +32,34 @@ struct LiveSnapshot {
     weak var snapshot: Snapshot?
 }
 
+/// The overlay's versions of one key: the newest inline (most keys have just one, so
+/// they cost no array), older ones kept only while a snapshot may read them.
+struct OverlayVersions {
+    var newest: OverlayEntry
+    /// Older entries, ascending by commit version.
+    var older: [OverlayEntry] = []
+
+    var byteCount: Int { older.reduce(newest.byteCount) { $0 + $1.byteCount } }
+
+    /// The newest entry at or below `version`, if it is above `floor`.
+    @inline(__always)
+    func visible(floor: UInt64, version: UInt64) -> OverlayEntry? {
+        if newest.commitVersion <= version { return newest.commitVersion > floor ? newest : nil }
+        for entry in older.reversed() where entry.commitVersion <= version {
+            return entry.commitVersion > floor ? entry : nil
+        }
+        return nil
+    }
+}
+
 /// Everything the overlay lock guards.
 struct OverlayState {
-    /// Per table, per key: entries in ascending commit version.
-    var tables: [String: [[UInt8]: [OverlayEntry]]] = [:]
+    /// Per table and key: the versions not yet pruned.
+    var entries: [TableKey: OverlayVersions] = [:]
     /// Committed but not applied, in commit order, from `unappliedHead` on.
     var unapplied: [LoggedCommit] = []
     var unappliedHead = 0
-    /// Key bytes held by entries (the overlay's memory, bounded by `Options.overlayLimit`).
+    /// Bytes held by entries (the overlay's memory, bounded by `Options.overlayLimit`).
     var bytes = 0
     /// The highest commit version applied to LMDB (durably: LMDB's commits are synced).
     var appliedVersion: UInt64 = 0
@@ -68,20 +88,25 @@ struct OverlayState {
     /// The overlay's answer for `key` in a snapshot (floor, version), or nil to ask LMDB.
     @inline(__always)
     func entry(table: String, key: [UInt8], floor: UInt64, version: UInt64) -> OverlayEntry? {
-        guard let entries = tables[table]?[key] else { return nil }
-        for entry in entries.reversed() where entry.commitVersion <= version {
-            return entry.commitVersion > floor ? entry : nil
-        }
-        return nil
+        entries[TableKey(table: table, key: key)]?.visible(floor: floor, version: version)
     }
 
     /// Adds acknowledged commits.
     mutating func publish(_ commits: [LoggedCommit]) {
+        let added = commits.reduce(0) { $0 + $1.operations.count }
+        if added > 1024 { entries.reserveCapacity(entries.count + added) }
         for commit in commits {
             for operation in commit.operations {
                 let entry = OverlayEntry(
                     commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
-                tables[operation.table, default: [:]][operation.key, default: []].append(entry)
+                let tableKey = TableKey(table: operation.table, key: operation.key)
+                if let index = entries.index(forKey: tableKey) {
+                    let previous = entries.values[index].newest
+                    entries.values[index].older.append(previous)
+                    entries.values[index].newest = entry
+                } else {
+                    entries[tableKey] = OverlayVersions(newest: entry)
+                }
                 bytes += entry.byteCount + operation.key.count
             }
             unapplied.append(commit)
@@ -89,20 +114,28 @@ struct OverlayState {
         if let last = commits.last { latestVersion = last.version }
     }
 
-    /// Whether a live snapshot may still read an entry of this commit version.
-    func neededBySnapshot(_ commitVersion: UInt64) -> Bool {
-        liveSnapshots.values.contains { $0.floor < commitVersion && commitVersion <= $0.version }
+    /// The (floor, version] intervals live snapshots may still read from the overlay.
+    var neededIntervals: [(floor: UInt64, version: UInt64)] {
+        liveSnapshots.values.filter { $0.floor < $0.version }.map { ($0.floor, $0.version) }
     }
 
     /// Records that LMDB now holds everything through `version`, and prunes.
     mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi]) {
         tableHandles.merge(newTables) { old, _ in old }
-        let applied = unapplied[unappliedHead..<(unappliedHead + count)]
         appliedVersion = version
         watermark = version
-        for commit in applied {
+        let intervals = neededIntervals
+        if intervals.isEmpty && unappliedHead + count == unapplied.count {
+            // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
+            entries = [:]
+            bytes = 0
+            unapplied.removeAll()
+            unappliedHead = 0
+            return
+        }
+        for commit in unapplied[unappliedHead..<(unappliedHead + count)] {
             for operation in commit.operations {
-                prune(table: operation.table, key: operation.key)
+                prune(TableKey(table: operation.table, key: operation.key), intervals: intervals)
             }
         }
         unappliedHead += count
@@ -113,40 +146,51 @@ struct OverlayState {
     }
 
     /// Drops the applied entries of one key that no live snapshot needs.
-    mutating func prune(table: String, key: [UInt8]) {
-        guard var entries = tables[table]?[key] else { return }
-        var freed = 0
-        entries.removeAll { entry in
-            guard entry.commitVersion <= appliedVersion else { return false }
-            if neededBySnapshot(entry.commitVersion) {
-                keptForSnapshots = true
-                return false
-            }
-            freed += entry.byteCount + key.count
-            return true
+    mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)]) {
+        guard let index = entries.index(forKey: tableKey) else { return }
+        let versions = entries.values[index]
+        func needed(_ entry: OverlayEntry) -> Bool {
+            intervals.contains { $0.floor < entry.commitVersion && entry.commitVersion <= $0.version }
         }
-        bytes -= freed
-        tables[table]![key] = entries.isEmpty ? nil : entries
+        // The common case: one applied entry nobody needs.
+        if versions.older.isEmpty && versions.newest.commitVersion <= appliedVersion && !needed(versions.newest) {
+            bytes -= versions.newest.byteCount + tableKey.key.count
+            entries.remove(at: index)
+            return
+        }
+        var kept: [OverlayEntry] = []
+        for entry in versions.older + [versions.newest] {
+            if entry.commitVersion > appliedVersion || needed(entry) {
+                if entry.commitVersion <= appliedVersion { keptForSnapshots = true }
+                kept.append(entry)
+            } else {
+                bytes -= entry.byteCount + tableKey.key.count
+            }
+        }
+        if let newest = kept.popLast() {
+            entries.values[index] = OverlayVersions(newest: newest, older: kept)
+        } else {
+            entries.remove(at: index)
+        }
     }
 
     /// Prunes every key; used when a snapshot that kept entries alive closes.
     mutating func sweep() {
         keptForSnapshots = false
-        for (table, keys) in tables {
-            for key in keys.keys { prune(table: table, key: key) }
-        }
+        let intervals = neededIntervals
+        for tableKey in Array(entries.keys) { prune(tableKey, intervals: intervals) }
     }
 
     /// Every overlay key of `table` in [lower, upper) with its visible entry, sorted.
     func visibleKeys(table: String, lower: [UInt8]?, upper: [UInt8]?, floor: UInt64, version: UInt64)
         -> [(key: [UInt8], entry: OverlayEntry)]
     {
-        guard let keys = tables[table] else { return [] }
         var result: [(key: [UInt8], entry: OverlayEntry)] = []
-        for (key, _) in keys {
+        for (tableKey, versions) in entries where tableKey.table == table {
+            let key = tableKey.key
             if let lower, key.lexicographicallyPrecedes(lower) { continue }
             if let upper, !key.lexicographicallyPrecedes(upper) { continue }
-            if let entry = entry(table: table, key: key, floor: floor, version: version) {
+            if let entry = versions.visible(floor: floor, version: version) {
                 result.append((key, entry))
             }
         }

@@ -44,6 +44,9 @@ public final class Snapshot: @unchecked Sendable {
     let core: StoreCore
     let tables: [String: MDB_dbi]
     private let transaction: ConditionLock<LMDBTransaction?>
+    /// The last table read and its handle: most readers read one table, and comparing a
+    /// name is cheaper than hashing it. Under `transaction`'s lock.
+    private var lastTable: (name: String, handle: MDB_dbi?)? = nil
 
     init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, tables: [String: MDB_dbi], transaction: LMDBTransaction) {
         self.core = core
@@ -83,12 +86,23 @@ public final class Snapshot: @unchecked Sendable {
     /// ```swift
     /// let length = try snapshot.withValue(forKey: key) { value, _ in value?.count ?? 0 }
     /// ```
+    @inlinable
     public func withValue<Result>(
         forKey key: [UInt8], in table: String = WriteBatch.defaultTable,
         _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
     ) throws -> Result {
+        // A generic shell over a non-generic read, so callers in other modules pay no
+        // unspecialised-generic cost on the hot path.
+        var result: Result? = nil
+        try visitValue(forKey: key, in: table) { value, version in result = try body(value, version) }
+        return result!
+    }
+
+    @usableFromInline
+    func visitValue(forKey key: [UInt8], in table: String,
+                    _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
-        return try transaction.withLock { (transaction) throws -> Result in
+        try transaction.withLock { (transaction) throws in
             guard let transaction else { throw KVError.snapshotClosed }
             // Commits not yet applied to LMDB answer from the overlay.
             if floor < version,
@@ -96,12 +110,19 @@ public final class Snapshot: @unchecked Sendable {
                 guard let value = entry.value else { return try body(nil, 0) }
                 return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
             }
-            guard let dbi = tables[table] else { return try body(nil, 0) }
-            return try key.withUnsafeBytes { keyBytes in
-                try transaction.withValue(keyBytes, in: dbi) { stored in
+            let handle: MDB_dbi?
+            if let lastTable, lastTable.name == table {
+                handle = lastTable.handle
+            } else {
+                handle = tables[table]
+                lastTable = (table, handle)
+            }
+            guard let handle else { return try body(nil, 0) }
+            try key.withUnsafeBytes { keyBytes in
+                try transaction.withValue(keyBytes, in: handle) { stored in
                     guard let stored else { return try body(nil, 0) }
                     let record = try RecordCodec.decode(key: keyBytes, stored: stored, table: table)
-                    return try body(record.value, record.version)
+                    try body(record.value, record.version)
                 }
             }
         }

@@ -31,10 +31,15 @@ extension StoreCore {
                 let known = overlay.withLock { $0.tableHandles }
                 let created = try StoreCore.applyGrowingMap(
                     env: env, meta: metaHandle, commits: work.commits, through: work.last, known: known,
-                    canGrow: { [self] in
-                        overlay.withLock { state in
+                    tryGrow: { [self] () throws(KVError) -> Bool in
+                        // Checked and done under the overlay lock: a snapshot registers
+                        // under it before it begins its read transaction, so none can
+                        // start between the check and the remap.
+                        try overlay.withLock { (state) throws(KVError) -> Bool in
                             state.mapGrowthPending = true
-                            return state.liveSnapshots.isEmpty
+                            guard state.liveSnapshots.isEmpty else { return false }
+                            try env.setMapSize(env.info.mapSize * 2)
+                            return true
                         }
                     },
                     timeout: options.mapFullTimeout, waitForGrowth: { [self] timeout in
@@ -57,11 +62,11 @@ extension StoreCore {
         }
     }
 
-    /// Applies `commits` in one LMDB transaction; on `MDB_MAP_FULL` doubles the map
-    /// (once `canGrow` says no transaction is open) and tries again.
+    /// Applies `commits` in one LMDB transaction; on `MDB_MAP_FULL` asks `tryGrow` to
+    /// double the map (it can only while no transaction is open) and tries again.
     static func applyGrowingMap(
         env: LMDBEnvironment, meta: MDB_dbi, commits: ArraySlice<LoggedCommit>, through version: UInt64,
-        known: [String: MDB_dbi], canGrow: () -> Bool, timeout: Double,
+        known: [String: MDB_dbi], tryGrow: () throws(KVError) -> Bool, timeout: Double,
         waitForGrowth: (Double) -> Bool = { _ in true }
     ) throws(KVError) -> [String: MDB_dbi] {
         while true {
@@ -70,14 +75,9 @@ extension StoreCore {
             } catch KVError.lmdb(let code, _) where code == lmdbMapFull {
                 // LMDB resizes only with no transaction open in this process: wait for
                 // open snapshots to end. Writers keep committing into the overlay meanwhile.
-                var ready = canGrow()
                 let deadline = monotonicSeconds() + timeout
-                while !ready && monotonicSeconds() < deadline {
+                while try !tryGrow() && monotonicSeconds() < deadline {
                     if !waitForGrowth(0.05) { throw KVError.closed }
-                    ready = canGrow()
-                }
-                if ready {
-                    try env.setMapSize(env.info.mapSize * 2)
                 }
             }
         }
@@ -90,21 +90,30 @@ extension StoreCore {
         var created: [String: MDB_dbi] = [:]
         let transaction = try env.beginTransaction(readOnly: false)
         do {
-            for commit in commits {
-                for operation in commit.operations {
-                    var handle = known[operation.table] ?? created[operation.table]
-                    if handle == nil {
-                        handle = try transaction.openTable(operation.table, create: true)
-                        created[operation.table] = handle
-                    }
-                    if let value = operation.value {
-                        try transaction.put(operation.key, size: RecordCodec.storedSize(valueCount: value.count), in: handle!) {
-                            RecordCodec.encode(key: operation.key, version: operation.recordVersion, value: value, into: $0)
-                        }
-                    } else {
-                        try transaction.delete(operation.key, in: handle!)
-                    }
+            func put(_ operation: LoggedOperation) throws(KVError) {
+                var handle = known[operation.table] ?? created[operation.table]
+                if handle == nil {
+                    handle = try transaction.openTable(operation.table, create: true)
+                    created[operation.table] = handle
                 }
+                if let value = operation.value {
+                    try transaction.put(operation.key, size: RecordCodec.storedSize(valueCount: value.count), in: handle!) {
+                        RecordCodec.encode(key: operation.key, version: operation.recordVersion, value: value, into: $0)
+                    }
+                } else {
+                    try transaction.delete(operation.key, in: handle!)
+                }
+            }
+            let operationCount = commits.reduce(0) { $0 + $1.operations.count }
+            if operationCount < 4096 {
+                for commit in commits {
+                    for operation in commit.operations { try put(operation) }
+                }
+            } else {
+                // LMDB inserts in key order touch each page once instead of at random;
+                // equal keys keep their commit order, so the last write still wins.
+                let order = KeyOrder.sorted(commits)
+                for position in order { try put(commits[position.commit].operations[position.operation]) }
             }
             try transaction.put(appliedKey, size: 8, in: meta) { $0.storeBytes(of: version.littleEndian, as: UInt64.self) }
         } catch {

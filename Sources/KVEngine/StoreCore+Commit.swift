@@ -37,6 +37,12 @@ final class CommitWaiter: @unchecked Sendable {
 struct TableKey: Hashable {
     let table: String
     let key: [UInt8]
+
+    /// Hashes the key's bytes in one call; `[UInt8]`'s own hashing feeds them one by one.
+    func hash(into hasher: inout Hasher) {
+        hasher.combine(table)
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+    }
 }
 
 extension StoreCore {
@@ -121,19 +127,14 @@ extension StoreCore {
         var versions: [UInt64] = []
         versions.reserveCapacity(batch.operations.count)
         operations.reserveCapacity(batch.operations.count)
+        if batch.operations.count > 64 { local.reserveCapacity(batch.operations.count) }
         for operation in batch.operations {
             let tableKey = TableKey(table: operation.table, key: operation.key)
             let current: UInt64
             if let known = local[tableKey] ?? group[tableKey] {
                 current = known
             } else {
-                do {
-                    current = try view.recordVersion(of: operation.key, in: operation.table) ?? 0
-                } catch let error as KVError {
-                    throw error
-                } catch {
-                    throw KVError.io(errno: 0, operation: "read", path: "\(error)")
-                }
+                current = try storedVersion(operation.key, in: operation.table, view: view)
             }
             let condition: Condition?
             switch operation {
@@ -166,8 +167,18 @@ extension StoreCore {
             }
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
-        group.merge(local) { _, new in new }
+        if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }
         return (operations, versions)
+    }
+
+    private func storedVersion(_ key: [UInt8], in table: String, view: Snapshot) throws(KVError) -> UInt64 {
+        do {
+            return try view.recordVersion(of: key, in: table) ?? 0
+        } catch let error as KVError {
+            throw error
+        } catch {
+            throw KVError.io(errno: 0, operation: "read", path: "\(error)")
+        }
     }
 
     /// Back-pressure: waits while the overlay is over its bound and the applier can drain it.

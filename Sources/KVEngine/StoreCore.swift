@@ -81,7 +81,11 @@ final class StoreCore: @unchecked Sendable {
         func applyPending() throws(KVError) {
             guard let last = pending.last else { return }
             let created = try applyGrowingMap(env: env, meta: opened.meta, commits: pending[...], through: last.version,
-                                              known: tables, canGrow: { true }, timeout: options.mapFullTimeout)
+                                              known: tables, tryGrow: { () throws(KVError) -> Bool in
+                                                  // Opening: no snapshot exists yet.
+                                                  try env.setMapSize(env.info.mapSize * 2)
+                                                  return true
+                                              }, timeout: options.mapFullTimeout)
             tables.merge(created) { old, _ in old }
             applied = last.version
             pending.removeAll(keepingCapacity: true)
