@@ -1,0 +1,181 @@
+import Foundation
+import KVEngine
+
+/// `check`, `stats` and `checkpoint`: looking after a store.
+enum AdminCommands {
+    static let group = CommandGroup(title: "Administration", commands: [check, stats, checkpoint])
+
+    static let check = Command(
+        name: "check",
+        summary: "Verify a store's log and data without changing them.",
+        arguments: ["STORE"],
+        options: [],
+        discussion: """
+            Every log record must decode, LMDB must hold what the log says it applied, and
+            every stored record must pass its checksum. Prints a summary and each problem.
+            Exits with status 0 when the store is sound and 3 when it is not (or when it
+            cannot be checked, for example while another process has it open).
+            """
+    ) { arguments in
+        let path = arguments.positionals[0]
+        let report = try Store.check(directory: path)
+        var text = report.isSound
+            ? "store \(path) is sound\n"
+            : "store \(path) has \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")\n"
+        text += Figures([
+            ("applied version", "\(report.appliedVersion)"),
+            ("last log version", report.lastLogVersion.map { "\($0)" } ?? "none (empty log)"),
+            ("log commits", "\(report.logCommits), \(report.pendingCommits) not yet applied to LMDB"),
+            ("records", "\(report.recordsPerTable.values.reduce(0, +))"),
+        ] + tableLines(report.recordsPerTable) + [
+            ("torn tail", report.tornTail.map {
+                "\($0) (not a problem: commits that were never acknowledged; the next open cuts them)"
+            } ?? "none"),
+        ]).text
+        if !report.isSound {
+            text += "problems:\n" + report.problems.map { "  - \($0)\n" }.joined()
+        }
+        StandardStream.output.write(text)
+        return report.isSound ? .success : .storeProblem
+    }
+
+    static let stats = Command(
+        name: "stats",
+        summary: "Print a store's versions, sizes and counters.",
+        arguments: ["STORE"],
+        options: [.flag("json", "Print one JSON object instead of text.")],
+        discussion: """
+            Opening the store replays its log first, so the applied version usually equals
+            the commit version, and the counters (fdatasync calls, appends) start at zero.
+            """
+    ) { arguments in
+        let store = try StoreAccess.openExisting(arguments.positionals[0])
+        defer { store.close() }
+        let stats = try store.stats()
+        StandardStream.output.write(arguments.flag("json") ? try json(stats) : text(stats))
+        return .success
+    }
+
+    static let checkpoint = Command(
+        name: "checkpoint",
+        summary: "Apply pending commits to LMDB and delete the log segments it no longer needs.",
+        arguments: ["STORE"],
+        options: [],
+        discussion: """
+            Checkpoints also run on their own while a store is open, and opening a store
+            retires the log it replayed, so there is often nothing left to remove.
+            """
+    ) { arguments in
+        let store = try StoreAccess.openExisting(arguments.positionals[0])
+        defer { store.close() }
+        let report = try store.checkpoint()
+        let segments = "\(report.segmentsRemoved) log segment\(report.segmentsRemoved == 1 ? "" : "s")"
+        StandardStream.output.write("""
+            checkpoint removed \(segments) (\(byteCount(report.bytesRemoved)))
+            LMDB holds every commit through version \(report.appliedVersion)
+
+            """)
+        return .success
+    }
+
+    /// `stats` as aligned lines of text; shared with `demo`.
+    static func text(_ stats: StoreStats) -> String {
+        let oldest: String
+        if let version = stats.oldestSnapshotVersion {
+            oldest = "version \(version), opened \(String(format: "%.2f", stats.oldestSnapshotAge ?? 0)) s ago"
+        } else {
+            oldest = "none"
+        }
+        let segments = "\(stats.logSegments) segment\(stats.logSegments == 1 ? "" : "s")"
+        return Figures([
+            ("commit version", "\(stats.commitVersion)"),
+            ("applied version", "\(stats.appliedVersion)"),
+            ("durable version", "\(stats.durableVersion)"),
+            ("log", "\(byteCount(stats.logBytes)) in \(segments)"),
+            ("LMDB file", byteCount(stats.lmdbFileBytes)),
+            ("LMDB map size", byteCount(stats.mapSize)),
+            ("records", "\(stats.recordCount) (as of the applied version)"),
+        ] + tableLines(stats.recordsPerTable) + [
+            ("not yet applied", "\(stats.overlayCommits) commits, \(byteCount(stats.overlayBytes))"),
+            ("open snapshots", "\(stats.openSnapshots)"),
+            ("oldest snapshot", oldest),
+            ("fdatasync calls", "\(stats.logSyncs) since open"),
+            ("log appends", "\(stats.logAppends) since open"),
+        ]).text
+    }
+
+    /// `stats --json`: one object, keys named after `StoreStats`' properties.
+    static func json(_ stats: StoreStats) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        let data = try encoder.encode(StatsDocument(stats))
+        return String(decoding: data, as: UTF8.self) + "\n"
+    }
+
+    /// One indented line per table, sorted by name.
+    private static func tableLines(_ counts: [String: Int]) -> [(String, String)] {
+        counts.sorted { $0.key < $1.key }.map { ("  table \($0.key)", "\($0.value)") }
+    }
+}
+
+/// Labels and values printed as two aligned columns.
+struct Figures {
+    let rows: [(label: String, value: String)]
+
+    init(_ rows: [(String, String)]) {
+        self.rows = rows.map { (label: $0.0, value: $0.1) }
+    }
+
+    var text: String {
+        let width = rows.map { $0.label.count }.max().map { $0 + 2 } ?? 0
+        return rows.map { "  " + $0.label.padded(to: width) + $0.value + "\n" }.joined()
+    }
+}
+
+/// `StoreStats` as JSON, with explicit nulls for what is absent.
+private struct StatsDocument: Encodable {
+    let stats: StoreStats
+
+    init(_ stats: StoreStats) {
+        self.stats = stats
+    }
+
+    private enum Key: String, CodingKey {
+        case commitVersion, appliedVersion, durableVersion, logBytes, logSegments, lmdbFileBytes, mapSize
+        case recordCount, recordsPerTable, overlayBytes, overlayCommits, openSnapshots
+        case oldestSnapshotVersion, oldestSnapshotAge, logSyncs, logAppends
+    }
+
+    func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(stats.commitVersion, forKey: .commitVersion)
+        try container.encode(stats.appliedVersion, forKey: .appliedVersion)
+        try container.encode(stats.durableVersion, forKey: .durableVersion)
+        try container.encode(stats.logBytes, forKey: .logBytes)
+        try container.encode(stats.logSegments, forKey: .logSegments)
+        try container.encode(stats.lmdbFileBytes, forKey: .lmdbFileBytes)
+        try container.encode(stats.mapSize, forKey: .mapSize)
+        try container.encode(stats.recordCount, forKey: .recordCount)
+        try container.encode(stats.recordsPerTable, forKey: .recordsPerTable)
+        try container.encode(stats.overlayBytes, forKey: .overlayBytes)
+        try container.encode(stats.overlayCommits, forKey: .overlayCommits)
+        try container.encode(stats.openSnapshots, forKey: .openSnapshots)
+        try container.encode(stats.oldestSnapshotVersion, forKey: .oldestSnapshotVersion)
+        try container.encode(stats.oldestSnapshotAge, forKey: .oldestSnapshotAge)
+        try container.encode(stats.logSyncs, forKey: .logSyncs)
+        try container.encode(stats.logAppends, forKey: .logAppends)
+    }
+}
+
+/// `1536` → `1536 bytes (1.5 KiB)`; small counts stay plain.
+func byteCount(_ bytes: Int) -> String {
+    let units = ["KiB", "MiB", "GiB", "TiB"]
+    var scaled = Double(bytes)
+    var unit = -1
+    while scaled >= 1024 && unit < units.count - 1 {
+        scaled /= 1024
+        unit += 1
+    }
+    let plain = "\(bytes) byte\(bytes == 1 ? "" : "s")"
+    return unit < 0 ? plain : "\(plain) (\(String(format: "%.1f", scaled)) \(units[unit]))"
+}

@@ -1,0 +1,202 @@
+import KVEngine
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// How `cairn` exits. The numbers are part of the tool's interface: scripts test them.
+enum ExitStatus: Int32 {
+    /// Done.
+    case success = 0
+    /// The command line was wrong.
+    case usage = 1
+    /// `get` found no record under the key.
+    case notFound = 2
+    /// The store failed (any `KVError`), or `check` found problems.
+    case storeProblem = 3
+}
+
+/// A failure of a command that is not the store's own error.
+enum CommandError: Error {
+    /// The command line was wrong; exits 1 with the command's usage.
+    case usage(String)
+    /// What was asked for does not exist; exits 2.
+    case notFound(String)
+    /// Something else failed (no store at the path, unreadable input); exits 3.
+    case failed(String)
+}
+
+/// One subcommand: its name, its help, and what it runs.
+///
+/// Commands are plain values collected in `CommandGroup`s, so adding one is adding an
+/// entry to a table (see `main.swift`).
+struct Command: Sendable {
+    /// The word after `cairn`.
+    let name: String
+    /// One line for the global usage.
+    let summary: String
+    /// Placeholders of the positional arguments, all required: `["STORE", "KEY"]`.
+    let arguments: [String]
+    /// The options the command accepts (besides `--help`).
+    let options: [OptionSpec]
+    /// Paragraphs shown by `cairn NAME --help` after the usage line.
+    let discussion: String
+    /// Runs the command. Throws `CommandError`, `KVError`, or another error (exit 3).
+    let run: @Sendable (Arguments) throws -> ExitStatus
+
+    /// `cairn put STORE KEY VALUE [--table T]`
+    var usageLine: String {
+        (["cairn", name] + arguments + options.map { "[\($0.synopsis)]" }).joined(separator: " ")
+    }
+
+    /// The text of `cairn NAME --help`.
+    var help: String {
+        var text = "Usage: \(usageLine)\n\n\(summary)\n"
+        if !discussion.isEmpty { text += "\n\(discussion)\n" }
+        if !options.isEmpty {
+            text += "\nOptions:\n"
+            let width = max(options.map { $0.synopsis.count }.max()!, "-h, --help".count) + 2
+            for option in options {
+                text += "  " + option.synopsis.padded(to: width) + option.help + "\n"
+            }
+            text += "  " + "-h, --help".padded(to: width) + "Show this help.\n"
+        }
+        return text
+    }
+}
+
+/// Commands listed together under a heading in the global usage.
+struct CommandGroup: Sendable {
+    let title: String
+    let commands: [Command]
+}
+
+/// Finds the command named by the first word and runs it, turning errors into messages on
+/// standard error and exit statuses.
+struct CommandLineTool: Sendable {
+    let groups: [CommandGroup]
+
+    /// Every command, in the order of the global usage.
+    var commands: [Command] { groups.flatMap(\.commands) }
+
+    /// The text of `cairn --help`.
+    var usage: String {
+        var text = """
+            cairn: use and inspect a Cairn key-value store from the shell.
+
+            Usage: cairn COMMAND ARGUMENTS [OPTIONS]
+
+            """
+        let width = commands.map { $0.name.count }.max()! + 3
+        for group in groups {
+            text += "\n\(group.title):\n"
+            for command in group.commands {
+                text += "  " + command.name.padded(to: width) + command.summary + "\n"
+            }
+        }
+        text += """
+
+            Run 'cairn COMMAND --help' for a command's arguments and options.
+            STORE is a directory; commands that write create it when missing.
+            Exit status: 0 success, 1 usage error, 2 key not found,
+                         3 store error (or problems found by 'check').
+
+            """
+        return text
+    }
+
+    /// Runs the command line `words` (without the program name) and returns the status.
+    func run(_ words: [String]) -> ExitStatus {
+        guard let first = words.first else {
+            StandardStream.error.write(usage)
+            return .usage
+        }
+        if first == "-h" || first == "--help" {
+            StandardStream.output.write(usage)
+            return .success
+        }
+        if first == "help" {
+            guard words.count > 1 else {
+                StandardStream.output.write(usage)
+                return .success
+            }
+            guard let command = commands.first(where: { $0.name == words[1] }) else {
+                return unknownCommand(words[1])
+            }
+            StandardStream.output.write(command.help)
+            return .success
+        }
+        guard let command = commands.first(where: { $0.name == first }) else {
+            return unknownCommand(first)
+        }
+        return run(command, Array(words.dropFirst()))
+    }
+
+    private func run(_ command: Command, _ words: [String]) -> ExitStatus {
+        do {
+            let arguments = try Arguments.parse(words, options: command.options)
+            if arguments.helpRequested {
+                StandardStream.output.write(command.help)
+                return .success
+            }
+            if arguments.positionals.count < command.arguments.count {
+                let missing = command.arguments[arguments.positionals.count...].joined(separator: " ")
+                throw CommandError.usage("missing \(missing)")
+            }
+            if arguments.positionals.count > command.arguments.count {
+                let extra = arguments.positionals[command.arguments.count]
+                throw CommandError.usage("unexpected argument \"\(extra)\"")
+            }
+            return try command.run(arguments)
+        } catch CommandError.usage(let message) {
+            StandardStream.error.write("""
+                cairn \(command.name): \(message)
+                Usage: \(command.usageLine)
+                Run 'cairn \(command.name) --help' for details.
+
+                """)
+            return .usage
+        } catch CommandError.notFound(let message) {
+            StandardStream.error.write("cairn: \(message)\n")
+            return .notFound
+        } catch CommandError.failed(let message) {
+            StandardStream.error.write("cairn: \(message)\n")
+            return .storeProblem
+        } catch let error as KVError {
+            StandardStream.error.write("cairn: \(error.description)\n")
+            return .storeProblem
+        } catch {
+            StandardStream.error.write("cairn: \(error)\n")
+            return .storeProblem
+        }
+    }
+
+    private func unknownCommand(_ name: String) -> ExitStatus {
+        let names = commands.map(\.name).joined(separator: ", ")
+        StandardStream.error.write("cairn: unknown command \"\(name)\"; the commands are \(names)\nRun 'cairn --help' for details.\n")
+        return .usage
+    }
+}
+
+/// Opening stores for commands.
+enum StoreAccess {
+    /// Opens the store at `path`, creating it when missing (commands that write).
+    static func openOrCreate(_ path: String) throws(KVError) -> Store {
+        try Store(directory: path)
+    }
+
+    /// Opens the store at `path`, which must exist: reading a mistyped path should say so,
+    /// not create an empty store there.
+    static func openExisting(_ path: String) throws -> Store {
+        guard access(path + "/data.mdb", F_OK) == 0 else {
+            throw CommandError.failed("no Cairn store at \(path)")
+        }
+        return try Store(directory: path)
+    }
+}
+
+extension String {
+    /// The string followed by spaces up to `width` characters (at least one space).
+    func padded(to width: Int) -> String {
+        count >= width ? self + " " : self + String(repeating: " ", count: width - count)
+    }
+}

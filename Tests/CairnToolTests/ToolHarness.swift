@@ -1,0 +1,131 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Running the built `cairn` binary from tests: finding it, running it, scratch directories.
+
+/// Every suite of this target runs inside this one, one test at a time: the tests spawn
+/// processes, and a pipe descriptor inherited by a sibling test's child would keep a pipe
+/// open past the death of the process a test killed.
+@Suite(.serialized) enum CairnToolTests {}
+
+/// The `cairn` executable of the build that made this test bundle.
+enum CairnBinary {
+    /// Its path, or nil when it cannot be found.
+    static let path: String? = locate()
+
+    /// The path, or a test failure saying where it was looked for.
+    static func require(sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        try #require(path, "cannot find the cairn executable next to the test bundle (\(executablePath)); build it with 'swift build' or set CAIRN_BINARY", sourceLocation: sourceLocation)
+    }
+
+    /// The test bundle's own executable, found through /proc/self/exe.
+    static var executablePath: String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? "/proc/self/exe"
+    }
+
+    /// CAIRN_BINARY if set; otherwise `cairn` in the directory of the test bundle's
+    /// executable or one of the directories above it (the bundle may be a directory
+    /// inside the build directory, as on Darwin).
+    private static func locate() -> String? {
+        if let explicit = ProcessInfo.processInfo.environment["CAIRN_BINARY"] { return explicit }
+        var directory = URL(fileURLWithPath: executablePath).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = directory.appendingPathComponent("cairn").path
+            if FileManager.default.isExecutableFile(atPath: candidate) { return candidate }
+            directory = directory.deletingLastPathComponent()
+        }
+        return nil
+    }
+}
+
+/// What a finished `cairn` run left behind.
+struct ToolRun: CustomStringConvertible {
+    let arguments: [String]
+    let status: Int32
+    let output: String
+    let errorOutput: String
+
+    /// Standard output split into lines, without the final empty one.
+    var lines: [String] {
+        output.split(separator: "\n", omittingEmptySubsequences: false).dropLast(output.hasSuffix("\n") ? 1 : 0).map(String.init)
+    }
+
+    var description: String {
+        "cairn \(arguments.joined(separator: " ")) exited \(status)\nstdout: \(output)\nstderr: \(errorOutput)"
+    }
+}
+
+/// Runs `cairn arguments...` to completion, with `input` on standard input.
+func cairn(_ arguments: String..., input: String = "") throws -> ToolRun {
+    try cairn(arguments, input: input)
+}
+
+/// Runs `cairn` with `arguments` to completion, with `input` on standard input.
+func cairn(_ arguments: [String], input: String = "") throws -> ToolRun {
+    let binary = try CairnBinary.require()
+    let scratch = try TemporaryDirectory(purpose: "run")
+    defer { scratch.remove() }
+    let outputPath = scratch.path + "/stdout", errorPath = scratch.path + "/stderr", inputPath = scratch.path + "/stdin"
+    try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath))
+    try Data().write(to: URL(fileURLWithPath: outputPath))
+    try Data().write(to: URL(fileURLWithPath: errorPath))
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: binary)
+    process.arguments = arguments
+    // Files rather than pipes: nothing to drain while the process runs.
+    let inputHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputPath))
+    let outputHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
+    let errorHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: errorPath))
+    defer {
+        try? inputHandle.close()
+        try? outputHandle.close()
+        try? errorHandle.close()
+    }
+    process.standardInput = inputHandle
+    process.standardOutput = outputHandle
+    process.standardError = errorHandle
+    try process.run()
+    process.waitUntilExit()
+    let status = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
+    return ToolRun(arguments: arguments, status: status,
+                   output: try String(contentsOfFile: outputPath, encoding: .utf8),
+                   errorOutput: try String(contentsOfFile: errorPath, encoding: .utf8))
+}
+
+/// A fresh directory under the system's temporary directory.
+struct TemporaryDirectory {
+    let path: String
+
+    /// Creates `cairn-tool-tests-PURPOSE-XXXXXX` (unique) under the temporary directory.
+    init(purpose: String) throws {
+        let template = FileManager.default.temporaryDirectory.path + "/cairn-tool-tests-\(purpose)-XXXXXX"
+        var bytes = Array(template.utf8CString)
+        let made = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        path = try #require(made.map { String(cString: $0) }, "mkdtemp(\(template)) failed: errno \(errno)")
+    }
+
+    /// Deletes the directory and everything in it.
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+/// SplitMix64: a small seeded generator, so a failing run can be repeated from its seed.
+struct SeededRandom: RandomNumberGenerator {
+    private var state: UInt64
+
+    init(seed: UInt64) {
+        state = seed
+    }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var mixed = state
+        mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
+        return mixed ^ (mixed >> 31)
+    }
+}
