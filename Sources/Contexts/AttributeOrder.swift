@@ -1,0 +1,64 @@
+import Foundation
+import Policies
+
+/// How attribute values order, for predicates and sorting.
+enum AttributeOrder {
+    /// -1, 0 or 1 when the two values are comparable (same type, or int/double); nil otherwise
+    /// (null, different types, NaN).
+    static func compare(_ left: AttributeValue, _ right: AttributeValue) -> Int? {
+        switch (left, right) {
+        case let (.string(a), .string(b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case let (.int(a), .int(b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case let (.double(a), .double(b)):
+            if a.isNaN || b.isNaN { return nil }
+            return a < b ? -1 : (a == b ? 0 : 1)
+        case let (.int(a), .double(b)): return compare(a, b)
+        case let (.double(a), .int(b)): return compare(b, a).map { -$0 }
+        case let (.bool(a), .bool(b)): return a == b ? 0 : (a ? 1 : -1)
+        case let (.bytes(a), .bytes(b)):
+            if a == b { return 0 }
+            return a.lexicographicallyPrecedes(b) ? -1 : 1
+        case let (.date(a), .date(b)): return a < b ? -1 : (a == b ? 0 : 1)
+        default: return nil
+        }
+    }
+
+    /// An exact int-versus-double comparison: converting the int to Double would round above 2^53.
+    static func compare(_ integer: Int64, _ double: Double) -> Int? {
+        if double.isNaN { return nil }
+        if double >= 9_223_372_036_854_775_808.0 { return -1 }
+        if double < -9_223_372_036_854_775_808.0 { return 1 }
+        let whole = Int64(double.rounded(.towardZero))
+        if integer != whole { return integer < whole ? -1 : 1 }
+        let fraction = double - Double(whole)
+        return fraction > 0 ? -1 : (fraction < 0 ? 1 : 0)
+    }
+
+    /// A total order for sorting: null first, then by type rank, then by value (NaN last among
+    /// numbers).
+    static func sortOrder(_ left: AttributeValue, _ right: AttributeValue) -> Int {
+        if let order = compare(left, right) { return order }
+        let leftRank = rank(left), rightRank = rank(right)
+        if leftRank != rightRank { return leftRank < rightRank ? -1 : 1 }
+        // Same rank but incomparable: a number against NaN.
+        let leftNaN = isNaN(left), rightNaN = isNaN(right)
+        if leftNaN == rightNaN { return 0 }
+        return leftNaN ? 1 : -1
+    }
+
+    private static func rank(_ value: AttributeValue) -> Int {
+        switch value {
+        case .null: return 0
+        case .bool: return 1
+        case .int, .double: return 2
+        case .string: return 3
+        case .bytes: return 4
+        case .date: return 5
+        }
+    }
+
+    private static func isNaN(_ value: AttributeValue) -> Bool {
+        if case .double(let number) = value { return number.isNaN }
+        return false
+    }
+}

@@ -1,0 +1,99 @@
+import KVEngine
+import Policies
+
+/// The errors of contexts other than validation (``ValidationError``) and merge policies
+/// (``MergeError`` and whatever a custom policy throws).
+///
+/// ```swift
+/// do {
+///     let person = try context.existingObject(with: id)
+/// } catch ContextError.objectNotFound(let missing) {
+///     print("\(missing) was deleted")
+/// }
+/// ```
+public enum ContextError: Error, Sendable, CustomStringConvertible {
+    /// No record with this ID exists in the store (it was deleted, or never saved).
+    ///
+    /// ```swift
+    /// ContextError.objectNotFound(ObjectID(entityName: "Person", primaryKey: 99))
+    /// ```
+    case objectNotFound(ObjectID)
+
+    /// A temporary ID that this context does not know: temporary IDs mean something only in the
+    /// context that inserted the object. Save, then pass the permanent ID.
+    ///
+    /// ```swift
+    /// ContextError.unknownTemporaryID(id)
+    /// ```
+    case unknownTemporaryID(ObjectID)
+
+    /// The schema has no entity of this name.
+    ///
+    /// ```swift
+    /// ContextError.unknownEntity("Persn")
+    /// ```
+    case unknownEntity(String)
+
+    /// An object inserted with a chosen primary key collides with a record already stored.
+    /// Nothing was written; the context keeps its changes.
+    ///
+    /// ```swift
+    /// ContextError.primaryKeyInUse(ObjectID(entityName: "Person", primaryKey: 1))
+    /// ```
+    case primaryKeyInUse(ObjectID)
+
+    /// The store kept changing under the save: after `attempts` conditional commits, each
+    /// resolved by the merge policy, the last one still found these conflicts. Nothing was
+    /// written; the context keeps its changes.
+    ///
+    /// ```swift
+    /// catch ContextError.tooManyConflictRetries(let attempts, let conflicts) { print(attempts, conflicts.count) }
+    /// ```
+    case tooManyConflictRetries(attempts: Int, conflicts: [MergeConflict])
+
+    /// A stored record of this object does not decode.
+    ///
+    /// ```swift
+    /// catch ContextError.corruptValue(let id, let error) { print(id, error.problem) }
+    /// ```
+    case corruptValue(ObjectID, ValueCodecError)
+
+    /// The storage engine failed (I/O, closed store, …).
+    ///
+    /// ```swift
+    /// catch ContextError.storage(let error) { print(error) }
+    /// ```
+    case storage(KVError)
+
+    /// What went wrong, naming the object or entity.
+    ///
+    /// ```swift
+    /// print(ContextError.unknownEntity("Persn"))   // the schema has no entity named "Persn"
+    /// ```
+    public var description: String {
+        switch self {
+        case .objectNotFound(let id):
+            return "object \(id) does not exist in the store (deleted, or never saved)"
+        case .unknownTemporaryID(let id):
+            return "temporary ID \(id) is not known to this context; temporary IDs are valid only in the "
+                + "context that inserted the object: save it and use the permanent ID"
+        case .unknownEntity(let name):
+            return "the schema has no entity named \"\(name)\""
+        case .primaryKeyInUse(let id):
+            return "cannot insert \(id): a record with that primary key already exists; nothing was written"
+        case let .tooManyConflictRetries(attempts, conflicts):
+            return "save gave up after \(attempts) conditional commits: the store kept changing under it "
+                + "(\(conflicts.count) conflict(s) on the last attempt); nothing was written"
+        case let .corruptValue(id, error):
+            return "stored value of \(id) is corrupt: \(error)"
+        case .storage(let error):
+            return "storage error: \(error)"
+        }
+    }
+}
+
+/// Maps an error thrown by a snapshot read (untyped) to ContextError.
+func storageError(_ error: any Error) -> ContextError {
+    if let error = error as? KVError { return .storage(error) }
+    return .storage(.io(errno: 0, operation: "read", path: "\(error)"))
+}

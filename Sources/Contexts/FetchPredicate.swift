@@ -1,0 +1,143 @@
+import Policies
+
+/// Which objects a fetch returns: comparisons of attribute values, combined with and/or/not,
+/// or a closure for anything else.
+///
+/// Comparison rules: ints and doubles compare as numbers (`.int(1)` equals `.double(1)`);
+/// other values compare only with their own type (strings by Swift's `<`, bytes
+/// lexicographically, `false < true`, dates in time order). Ordering comparisons with `.null`
+/// or with a value of another type are false; `== .null` matches unset attributes.
+///
+/// ```swift
+/// let predicate: FetchPredicate = .or([
+///     .compare("age", .lessThan, .int(18)),
+///     .not(.isIn("city", [.string("Oslo")])),
+///     .matching { values in values.value(of: "name") == .string("Ann") },
+/// ])
+/// ```
+public indirect enum FetchPredicate: Sendable {
+    /// The comparison operators.
+    ///
+    /// ```swift
+    /// FetchPredicate.compare("age", .greaterThanOrEqual, .int(18))
+    /// ```
+    public enum Operator: String, Sendable, Hashable, CaseIterable {
+        /// `==`
+        ///
+        /// ```swift
+        /// .compare("name", .equal, .string("Ann"))
+        /// ```
+        case equal = "=="
+        /// `!=` (true for a value of another type, and for null against a value)
+        ///
+        /// ```swift
+        /// .compare("city", .notEqual, .null)   // city is set
+        /// ```
+        case notEqual = "!="
+        /// `<`
+        ///
+        /// ```swift
+        /// .compare("age", .lessThan, .int(18))
+        /// ```
+        case lessThan = "<"
+        /// `<=`
+        ///
+        /// ```swift
+        /// .compare("age", .lessThanOrEqual, .int(17))
+        /// ```
+        case lessThanOrEqual = "<="
+        /// `>`
+        ///
+        /// ```swift
+        /// .compare("score", .greaterThan, .double(9.5))
+        /// ```
+        case greaterThan = ">"
+        /// `>=`
+        ///
+        /// ```swift
+        /// .compare("age", .greaterThanOrEqual, .int(18))
+        /// ```
+        case greaterThanOrEqual = ">="
+    }
+
+    /// The attribute's value compared with a constant: `attribute operator value`.
+    ///
+    /// ```swift
+    /// .compare("age", .greaterThan, .int(30))
+    /// ```
+    case compare(String, Operator, AttributeValue)
+
+    /// The attribute's value equals one of the values.
+    ///
+    /// ```swift
+    /// .isIn("city", [.string("Oslo"), .string("Rome")])
+    /// ```
+    case isIn(String, [AttributeValue])
+
+    /// Every predicate holds (true for none).
+    ///
+    /// ```swift
+    /// .and([.compare("age", .greaterThan, .int(18)), .compare("city", .equal, .string("Oslo"))])
+    /// ```
+    case and([FetchPredicate])
+
+    /// At least one predicate holds (false for none).
+    ///
+    /// ```swift
+    /// .or([.compare("city", .equal, .string("Oslo")), .compare("city", .equal, .string("Rome"))])
+    /// ```
+    case or([FetchPredicate])
+
+    /// The predicate does not hold.
+    ///
+    /// ```swift
+    /// .not(.compare("city", .equal, .null))
+    /// ```
+    case not(FetchPredicate)
+
+    /// The escape hatch: your closure decides from the object's values (absent = null). It runs
+    /// on the context's queue and must not touch the context.
+    ///
+    /// ```swift
+    /// .matching { values in
+    ///     if case .string(let name) = values.value(of: "name") { return name.hasPrefix("A") }
+    ///     return false
+    /// }
+    /// ```
+    case matching(@Sendable (PropertyValues) -> Bool)
+
+    /// Whether `values` satisfy the predicate.
+    ///
+    /// ```swift
+    /// FetchPredicate.compare("age", .lessThan, .int(18)).evaluate(["age": .int(12)])   // true
+    /// ```
+    public func evaluate(_ values: PropertyValues) -> Bool {
+        switch self {
+        case let .compare(attribute, comparison, constant):
+            return Self.holds(values.value(of: attribute), comparison, constant)
+        case let .isIn(attribute, constants):
+            let value = values.value(of: attribute)
+            return constants.contains { Self.holds(value, .equal, $0) }
+        case .and(let predicates):
+            return predicates.allSatisfy { $0.evaluate(values) }
+        case .or(let predicates):
+            return predicates.contains { $0.evaluate(values) }
+        case .not(let predicate):
+            return !predicate.evaluate(values)
+        case .matching(let body):
+            return body(values)
+        }
+    }
+
+    static func holds(_ value: AttributeValue, _ comparison: Operator, _ constant: AttributeValue) -> Bool {
+        let order = AttributeOrder.compare(value, constant)
+        switch comparison {
+        case .equal: return order.map { $0 == 0 } ?? (value == constant)
+        case .notEqual: return !(order.map { $0 == 0 } ?? (value == constant))
+        case .lessThan: return order.map { $0 < 0 } ?? false
+        case .lessThanOrEqual: return order.map { $0 <= 0 } ?? false
+        case .greaterThan: return order.map { $0 > 0 } ?? false
+        case .greaterThanOrEqual: return order.map { $0 >= 0 } ?? false
+        }
+    }
+}

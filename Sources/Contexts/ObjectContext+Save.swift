@@ -1,0 +1,277 @@
+import KVEngine
+import Policies
+
+// Saving: one conditional commit, conflicts to the merge policy, commit again (bounded).
+// The contract is /work/shared/spec/merge-semantics.md, restated in Docs/MergePolicies.md.
+//
+// Seam for parent/child contexts: `collectEntries()` is the change set; a child's save would
+// apply it to its parent's objects instead of handing it to `commit(_:)`.
+
+extension ObjectContext {
+    /// Writes every pending insert, update and delete to the store in one all-or-nothing,
+    /// conditional commit, resolving conflicts with ``mergePolicy``.
+    ///
+    /// Each updated or deleted object (and each one marked with ``detectConflicts(for:)``)
+    /// expects the store to still hold the record version it last read; inserted objects expect
+    /// their key to be free. When any expectation fails, nothing is written: the conflicts go to
+    /// the merge policy, its resolutions are applied, and the save commits again, at most
+    /// ``ObjectStore/Options/maxSaveAttempts`` times.
+    ///
+    /// After success: inserted objects have permanent IDs (their temporary IDs still find them
+    /// here), every saved object's committed values and version are what was written, and
+    /// deleted objects are forgotten. After any failure: nothing is written and every object is
+    /// exactly as before the call, so you can `refresh(_:mergeChanges: true)` and save again.
+    ///
+    /// ```swift
+    /// do {
+    ///     try context.save()
+    /// } catch let error as MergeError {
+    ///     for conflict in error.conflicts {
+    ///         try context.refresh(context.object(with: ObjectID(uriString: conflict.objectID)!), mergeChanges: true)
+    ///     }
+    ///     try context.save()
+    /// }
+    /// ```
+    ///
+    /// - Throws: ``ValidationError``; ``MergeError`` from the default error policy, or whatever
+    ///   a custom policy throws (and `ResolutionCountMismatch`); ``ContextError`` for a chosen
+    ///   primary key in use, too many conflict rounds, or a storage failure.
+    public func save() throws {
+        checkQueue()
+        var report = SaveReport()
+        defer { lastSaveReportStorage = report }
+        try performSave(&report)
+        report.succeeded = true
+    }
+
+    /// What the last `save()` did, successful or not; nil before the first save and after
+    /// ``reset()``.
+    ///
+    /// ```swift
+    /// try context.save()
+    /// context.lastSaveReport?.attempts   // 1 when nothing conflicted
+    /// ```
+    public var lastSaveReport: SaveReport? {
+        checkQueue()
+        return lastSaveReportStorage
+    }
+
+    /// Every conflict the last save's policy was asked about (all rounds); empty when none.
+    ///
+    /// ```swift
+    /// context.mergePolicy = .storeTrump
+    /// try context.save()
+    /// context.lastSaveConflicts.map(\.kind)   // [.updateUpdate]
+    /// ```
+    public var lastSaveConflicts: [MergeConflict] {
+        checkQueue()
+        return lastSaveReportStorage?.conflicts.flatMap { $0 } ?? []
+    }
+
+    // MARK: - The save
+
+    private func performSave(_ report: inout SaveReport) throws {
+        let policy = mergePolicy
+        var entries = try collectEntries()
+        guard !entries.isEmpty else {
+            report.succeeded = true
+            return
+        }
+        let maxAttempts = max(1, core.options.maxSaveAttempts)
+        while true {
+            var batch = WriteBatch()
+            var entryOfOperation: [Int] = []
+            for (index, entry) in entries.enumerated() where entry.condition != nil {
+                entry.append(to: &batch)
+                entryOfOperation.append(index)
+            }
+            guard !batch.isEmpty else {
+                // Every entry resolved to "write nothing" (take the store's state, both deleted).
+                finish(entries, recordVersions: [], entryOfOperation: [], commitVersion: nil, report: &report)
+                return
+            }
+            report.attempts += 1
+            let outcome: Result<CommitInfo, KVError>
+            do {
+                outcome = .success(try core.store.commit(batch, durability: core.options.saveDurability))
+            } catch {
+                outcome = .failure(error)
+            }
+            switch outcome {
+            case .success(let info):
+                finish(entries, recordVersions: info.recordVersions, entryOfOperation: entryOfOperation,
+                       commitVersion: info.version, report: &report)
+                return
+            case .failure(.conditionFailed(let failures)):
+                let round = try conflicts(after: failures, in: &entries)
+                guard report.attempts < maxAttempts else {
+                    throw ContextError.tooManyConflictRetries(attempts: report.attempts, conflicts: round.conflicts)
+                }
+                guard !round.conflicts.isEmpty else { continue }  // only races or a re-allocated key
+                report.conflicts.append(round.conflicts)
+                let resolutions = try policy.resolutions(for: round.conflicts)
+                report.resolutions.append(resolutions)
+                for (position, resolution) in resolutions.enumerated() {
+                    try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
+                }
+            case .failure(let error):
+                throw ContextError.storage(error)
+            }
+        }
+    }
+
+    /// The save set as entries, after validating it and allocating keys for new objects.
+    private func collectEntries() throws -> [SaveEntry] {
+        let saveSet = objectsInOrder.filter { object in
+            !object.isFaultStorage
+                && (object.insertedFlag || object.deletedFlag || object.conflictCheckMark || isUpdated(object))
+        }
+        for object in saveSet where !object.deletedFlag && (object.insertedFlag || isUpdated(object)) {
+            try object.entity.validate(object.current, of: object.storedID)
+        }
+        let newIDs = try allocateKeys(for: saveSet.filter { $0.insertedFlag })
+        return saveSet.map { object in
+            let step: SaveEntry.Step
+            if object.insertedFlag {
+                step = .insert
+            } else if object.deletedFlag {
+                step = .delete
+            } else if isUpdated(object) {
+                step = .update
+            } else {
+                step = .check
+            }
+            return SaveEntry(
+                object: object, id: newIDs[ObjectIdentifier(object)] ?? object.storedID, step: step,
+                values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion)
+        }
+    }
+
+    private struct ConflictRound {
+        var conflicts: [MergeConflict] = []
+        var entryIndices: [Int] = []
+        var theirs: [(values: PropertyValues, version: UInt64)?] = []
+    }
+
+    /// Reads the store's state of every failed key and turns the failures into conflicts;
+    /// failures that are not conflicts (both deleted, a race already over, an allocated key
+    /// taken meanwhile) are handled on the entries directly.
+    private func conflicts(after failures: [FailedCondition], in entries: inout [SaveEntry]) throws -> ConflictRound {
+        var entryIndexByKey: [StoredKey: Int] = [:]
+        for (index, entry) in entries.enumerated() where entry.condition != nil {
+            entryIndexByKey[StoredKey(table: entry.table, key: entry.key)] = index
+        }
+        var failedIndices: [Int] = []
+        for failure in failures {
+            guard let index = entryIndexByKey[StoredKey(table: failure.table, key: failure.key)] else {
+                throw ContextError.storage(.conditionFailed(failures))
+            }
+            failedIndices.append(index)
+        }
+        let snapshot = try core.snapshot()
+        defer { snapshot.close() }
+        var round = ConflictRound()
+        for index in Set(failedIndices).sorted() {
+            let entry = entries[index]
+            let theirs = try core.committedRecord(of: entry.id, in: snapshot)
+            let kind: ConflictKind
+            switch entry.step {
+            case .insert:
+                if entry.object.hasChosenKey { throw ContextError.primaryKeyInUse(entry.id) }
+                // An allocated key that someone took with a chosen key after we got it: take another.
+                let key = try core.allocatePrimaryKeys(count: 1, for: entry.id.entityName)[0]
+                entries[index].id = ObjectID(entityName: entry.id.entityName, primaryKey: key)
+                continue
+            case .delete:
+                guard let theirs else {
+                    entries[index].step = .dropDeleted  // deleted on both sides: not a conflict
+                    continue
+                }
+                if theirs.version == entry.ancestorVersion { continue }
+                kind = .deleteUpdate
+            case .update, .check:
+                if (theirs?.version ?? 0) == entry.ancestorVersion { continue }
+                kind = theirs == nil ? .updateDelete : .updateUpdate
+            case .takeStore, .dropDeleted:
+                continue  // wrote nothing, so cannot have failed
+            }
+            round.conflicts.append(MergeConflict(
+                objectID: entry.id.uriString, kind: kind,
+                ancestorValues: entry.ancestorValues, ancestorVersion: entry.ancestorVersion,
+                ourValues: kind == .deleteUpdate ? nil : entry.values,
+                storeValues: theirs?.values, storeVersion: theirs?.version ?? 0))
+            round.entryIndices.append(index)
+            round.theirs.append(theirs)
+        }
+        return round
+    }
+
+    /// Applies one resolution to its entry; the store's state becomes the entry's ancestor, so
+    /// the next commit expects exactly what the policy saw.
+    private func apply(_ resolution: Resolution, to entry: inout SaveEntry, theirs: (values: PropertyValues, version: UInt64)?) throws {
+        switch resolution {
+        case .write(let values):
+            try entry.object.entity.validate(values, of: entry.id)
+            entry.values = values.filter { $0.value != .null }
+            entry.step = .update
+            if let theirs {
+                entry.ancestorValues = theirs.values
+                entry.ancestorVersion = theirs.version
+            } else {
+                entry.ancestorVersion = 0  // re-insert under the same ID, expecting the key absent
+            }
+        case .delete:
+            if let theirs {
+                entry.step = .delete
+                entry.ancestorValues = theirs.values
+                entry.ancestorVersion = theirs.version
+            } else {
+                entry.step = .dropDeleted
+            }
+        case .takeStore:
+            entry.step = .takeStore(values: theirs?.values, version: theirs?.version ?? 0)
+        }
+    }
+
+    /// Moves the committed entries' state into their objects.
+    private func finish(
+        _ entries: [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
+        report: inout SaveReport
+    ) {
+        var versionOfEntry: [Int: UInt64] = [:]
+        for (operation, entryIndex) in entryOfOperation.enumerated() where operation < recordVersions.count {
+            versionOfEntry[entryIndex] = recordVersions[operation]
+        }
+        for (index, entry) in entries.enumerated() {
+            let object = entry.object
+            object.conflictCheckMark = false
+            switch entry.step {
+            case .insert, .update:
+                let wasStored = !object.insertedFlag && entry.ancestorVersion != 0
+                object.current = entry.values
+                object.ancestorValues = entry.values
+                object.ancestorVersion = versionOfEntry[index] ?? 0
+                object.insertedFlag = false
+                object.deletedFlag = false
+                changeID(of: object, to: entry.id)
+                if wasStored { report.updatedObjectIDs.append(entry.id) } else { report.insertedObjectIDs.append(entry.id) }
+            case .delete, .dropDeleted:
+                report.deletedObjectIDs.append(entry.id)
+                forget(object, reason: "its deletion was saved")
+            case .check:
+                break
+            case let .takeStore(values, version):
+                report.tookStoreObjectIDs.append(entry.id)
+                if let values {
+                    object.current = values
+                    object.ancestorValues = values
+                    object.ancestorVersion = version
+                    object.deletedFlag = false
+                } else {
+                    forget(object, reason: "the store deleted it and the merge policy took the store's state")
+                }
+            }
+        }
+        report.commitVersion = commitVersion
+    }
+}

@@ -1,0 +1,39 @@
+import KVEngine
+import Policies
+
+// Hooks for the merge-scenario runner (`cairn scenario`) and tests: read a context's and the
+// store's state of an object without going through objects. `package`: not public API.
+
+extension ObjectContext {
+    /// The context's in-memory state of `id`, or nil when the object is not registered.
+    ///
+    /// ```swift
+    /// context.inMemoryState(of: id)   // .values(["age": 31, …])
+    /// ```
+    package func inMemoryState(of id: ObjectID) -> InMemoryState? {
+        checkQueue()
+        guard let object = registeredObject(for: id) else { return nil }
+        if object.isFaultStorage { fulfillFault(object) }
+        return object.deletedFlag ? .deleted : .values(object.current)
+    }
+
+    /// The committed record of `id`: values and record version, or nil when absent.
+    ///
+    /// ```swift
+    /// try context.committedState(of: id)?.version
+    /// ```
+    package func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+        try core.committedRecord(of: id)
+    }
+}
+
+extension ObjectStore {
+    /// The committed record of `id`: values and record version, or nil when absent.
+    ///
+    /// ```swift
+    /// try objects.committedState(of: ObjectID(entityName: "Person", primaryKey: 1))
+    /// ```
+    package func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+        try core.committedRecord(of: id)
+    }
+}

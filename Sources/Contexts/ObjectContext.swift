@@ -1,0 +1,218 @@
+import Dispatch
+import KVEngine
+import Policies
+import Synchronization
+
+/// A scratchpad of objects on one serial queue: fetch, change, insert and delete objects, then
+/// save them to the store in one conditional commit. Cairn's `NSManagedObjectContext`.
+///
+/// Everything about a context and its objects happens on its queue: inside ``perform(_:)``,
+/// ``performAndWait(_:)`` or the async `perform`, or on the main thread for a `.mainQueue`
+/// context. Misuse stops the process with a message saying so (see `Docs/Contexts.md`).
+///
+/// ```swift
+/// let context = objects.newBackgroundContext()
+/// try await context.perform {
+///     let adults = try context.fetch(FetchRequest(entityName: "Person", predicate: .compare("age", .greaterThanOrEqual, .int(18))))
+///     for person in adults { person["isAdult"] = .bool(true) }
+///     try context.save()
+/// }
+/// ```
+///
+/// `@unchecked Sendable`: every mutable stored property is touched only on `queue` (enforced by
+/// `checkQueue()`), except `policy`, which is a Mutex.
+public final class ObjectContext: @unchecked Sendable {
+    /// Which queue a context runs on.
+    ///
+    /// ```swift
+    /// objects.newContext(name: "editor", concurrencyType: .mainQueue)
+    /// ```
+    public enum ConcurrencyType: Sendable, Hashable {
+        /// Its own serial queue (`newBackgroundContext()`).
+        ///
+        /// ```swift
+        /// objects.newBackgroundContext().concurrencyType   // .privateQueue
+        /// ```
+        case privateQueue
+        /// The main queue (`viewContext`); on the main thread it may be used directly.
+        ///
+        /// ```swift
+        /// objects.viewContext.concurrencyType   // .mainQueue
+        /// ```
+        case mainQueue
+    }
+
+    /// The context's name, used in misuse messages and queue labels.
+    ///
+    /// ```swift
+    /// objects.newBackgroundContext(name: "importer").name   // "importer"
+    /// ```
+    public let name: String
+
+    /// The queue the context runs on.
+    ///
+    /// ```swift
+    /// objects.viewContext.concurrencyType   // .mainQueue
+    /// ```
+    public let concurrencyType: ConcurrencyType
+
+    /// Whether off-queue use is checked (``ObjectStore/Options/checksQueueAccess``).
+    ///
+    /// ```swift
+    /// context.checksQueueAccess   // true by default
+    /// ```
+    public let checksQueueAccess: Bool
+
+    let queue: DispatchQueue
+    /// Set on `queue` only (for the main queue: a key of this context's own), so finding it
+    /// means "running on this context's queue".
+    let queueKey = DispatchSpecificKey<Bool>()
+    let core: StorageCore
+    private let policy: Mutex<any MergePolicy>
+
+    // Guarded by `queue`:
+    /// Every registered object by its current ID.
+    var registry: [ObjectID: StoredObject] = [:]
+    /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
+    /// temporary ID held elsewhere in this context still finds the object.
+    var temporaryAliases: [ObjectID: ObjectID] = [:]
+    var registrationCounter = 0
+    var lastSaveReportStorage: SaveReport?
+
+    init(name: String, concurrencyType: ConcurrencyType, core: StorageCore) {
+        self.name = name
+        self.concurrencyType = concurrencyType
+        self.core = core
+        checksQueueAccess = core.options.checksQueueAccess
+        policy = Mutex(ErrorMergePolicy())
+        switch concurrencyType {
+        case .privateQueue:
+            queue = DispatchQueue(label: "cairn.context.\(name)")
+        case .mainQueue:
+            queue = DispatchQueue.main
+        }
+        queue.setSpecific(key: queueKey, value: true)
+    }
+
+    deinit {
+        // The main queue outlives its contexts; do not leave our key on it.
+        if concurrencyType == .mainQueue { queue.setSpecific(key: queueKey, value: nil) }
+    }
+
+    /// The policy that resolves conflicts on the next save; `.error` by default.
+    ///
+    /// May be set from any thread, between saves; a save uses the policy it found when it
+    /// started.
+    ///
+    /// ```swift
+    /// context.mergePolicy = .objectTrump
+    /// context.mergePolicy = .addingDeltas(for: ["likes"], otherwise: .objectTrump)
+    /// ```
+    public var mergePolicy: any MergePolicy {
+        get { policy.withLock { $0 } }
+        set { policy.withLock { $0 = newValue } }
+    }
+
+    // MARK: - Registry (on the queue)
+
+    /// The registered object for `id`, following a temporary ID to its permanent one.
+    func registeredObject(for id: ObjectID) -> StoredObject? {
+        if let object = registry[id] { return object }
+        if let permanent = temporaryAliases[id] { return registry[permanent] }
+        return nil
+    }
+
+    func register(_ object: StoredObject) {
+        registrationCounter += 1
+        object.registrationIndex = registrationCounter
+        object.owner = self
+        object.ownerName = name
+        object.lifecycle = .registered
+        registry[object.storedID] = object
+    }
+
+    /// Drops `object` from the context; any later use of it stops the process naming `reason`.
+    func forget(_ object: StoredObject, reason: String) {
+        registry[object.storedID] = nil
+        object.lifecycle = .forgotten(reason)
+        object.owner = nil
+        object.insertedFlag = false
+        object.deletedFlag = false
+        object.conflictCheckMark = false
+    }
+
+    /// Gives a registered object a new (permanent) ID, remembering the old temporary one.
+    func changeID(of object: StoredObject, to newID: ObjectID) {
+        let oldID = object.storedID
+        guard oldID != newID else { return }
+        registry[oldID] = nil
+        object.storedID = newID
+        registry[newID] = object
+        if oldID.isTemporaryID { temporaryAliases[oldID] = newID }
+    }
+
+    /// Registered objects in registration order: the order of saves, conflicts and lists.
+    var objectsInOrder: [StoredObject] {
+        registry.values.sorted { $0.registrationIndex < $1.registrationIndex }
+    }
+
+    /// Stops the process unless `object` is registered in this context.
+    func checkOwnership(_ object: StoredObject, _ operation: String) {
+        switch object.lifecycle {
+        case .registered where object.owner === self:
+            return
+        case .registered:
+            contextMisuse(
+                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) of another context "
+                    + "'\(object.ownerName)'; objects belong to one context: pass object.objectID and use "
+                    + "context.object(with:) in this one")
+        case .forgotten(let reason):
+            contextMisuse(
+                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) used after \(reason); "
+                    + "get it again with context.object(with:)")
+        case .unattached:
+            contextMisuse(
+                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) that is in no context; "
+                    + "insert it first with context.insert(_:)")
+        }
+    }
+
+    /// Loads the values of a fault; a record that is gone stops the process.
+    func fulfillFault(_ object: StoredObject) {
+        let record: (values: PropertyValues, version: UInt64)?
+        do {
+            record = try readRecord(of: object.storedID)
+        } catch {
+            contextMisuse("StoredObject \(object.storedID) could not be loaded: \(error)")
+        }
+        guard let record else {
+            contextMisuse(
+                "StoredObject \(object.storedID) could not be loaded: its record is not in the store (deleted). "
+                    + "Use context.existingObject(with:), which throws ContextError.objectNotFound, to load objects "
+                    + "that may have been deleted")
+        }
+        object.isFaultStorage = false
+        object.current = record.values
+        object.ancestorValues = record.values
+        object.ancestorVersion = record.version
+    }
+}
+
+extension ObjectContext {
+    /// The committed record of `id` as this context reads (through `readSnapshot()`, the one
+    /// place a pinned query generation would change).
+    func readRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+        let snapshot = try readSnapshot()
+        defer { snapshot.close() }
+        return try core.committedRecord(of: id, in: snapshot)
+    }
+}
+
+extension ObjectContext: CustomStringConvertible {
+    /// The name and concurrency type (safe off the queue).
+    ///
+    /// ```swift
+    /// print(objects.viewContext)   // ObjectContext 'viewContext' (mainQueue)
+    /// ```
+    public var description: String { "ObjectContext '\(name)' (\(concurrencyType))" }
+}

@@ -1,0 +1,66 @@
+import KVEngine
+import Policies
+
+/// One object's part in a save: what to write and what to expect of its record.
+///
+/// A save works on these entries only, never on the objects, until its commit succeeds; so a
+/// save that fails, however far it got through conflict rounds, leaves every object exactly as
+/// it was (the contract's "the context keeps all its pending changes").
+struct SaveEntry {
+    enum Step {
+        /// put `values` if the key is absent (a new object).
+        case insert
+        /// put `values` if the record is at `ancestorVersion` (0: absent, a re-insert).
+        case update
+        /// delete if the record is at `ancestorVersion`.
+        case delete
+        /// write nothing, require the record at `ancestorVersion` (detectConflicts).
+        case check
+        /// write nothing; the object takes this state (nil values: the store deleted it).
+        case takeStore(values: PropertyValues?, version: UInt64)
+        /// write nothing; deleted here and in the store.
+        case dropDeleted
+    }
+
+    let object: StoredObject
+    /// The (permanent) ID the entry writes under.
+    var id: ObjectID
+    var step: Step
+    /// What `insert` / `update` write (our values, or a policy's).
+    var values: PropertyValues
+    var ancestorValues: PropertyValues
+    var ancestorVersion: UInt64
+
+    var table: String { StorageCore.table(for: id.entityName) }
+    var key: [UInt8] { StorageCore.key(for: id.primaryKey ?? 0) }
+
+    /// The condition of the entry's operation, nil when it writes nothing.
+    var condition: Condition? {
+        switch step {
+        case .insert: return .absent
+        case .update: return ancestorVersion == 0 ? .absent : .version(ancestorVersion)
+        case .delete, .check: return .version(ancestorVersion)
+        case .takeStore, .dropDeleted: return nil
+        }
+    }
+
+    func append(to batch: inout WriteBatch) {
+        guard let condition else { return }
+        switch step {
+        case .insert, .update:
+            batch.put(ValueCodec.encode(values), forKey: key, in: table, if: condition)
+        case .delete:
+            batch.delete(key, in: table, if: condition)
+        case .check:
+            batch.require(condition, forKey: key, in: table)
+        case .takeStore, .dropDeleted:
+            break
+        }
+    }
+}
+
+/// A table and key, to match the engine's failed conditions to entries.
+struct StoredKey: Hashable {
+    let table: String
+    let key: [UInt8]
+}

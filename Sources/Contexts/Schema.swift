@@ -1,0 +1,79 @@
+/// The entities a store holds, checked once when built.
+///
+/// ```swift
+/// let schema = try Schema([
+///     EntityDescription("Person", attributes: [
+///         AttributeDescription("name", .string),
+///         AttributeDescription("age", .int, isOptional: true),
+///     ]),
+/// ])
+/// ```
+public struct Schema: Sendable, Hashable {
+    /// The entities, in the order given.
+    ///
+    /// ```swift
+    /// schema.entities.map(\.name)   // ["Person"]
+    /// ```
+    public let entities: [EntityDescription]
+
+    private let indexByName: [String: Int]
+
+    /// Builds a schema, checking every entity and attribute.
+    ///
+    /// ```swift
+    /// let schema = try Schema([EntityDescription("Tag", attributes: [AttributeDescription("label", .string)])])
+    /// ```
+    ///
+    /// - Throws: ``SchemaError`` for an invalid or duplicate entity or attribute name, or a
+    ///   default value of the wrong type.
+    public init(_ entities: [EntityDescription]) throws(SchemaError) {
+        var index: [String: Int] = [:]
+        for (position, entity) in entities.enumerated() {
+            guard Self.isValidName(entity.name, maxBytes: Self.maxEntityNameBytes) else {
+                throw SchemaError.invalidEntityName(entity.name)
+            }
+            guard index[entity.name] == nil else { throw SchemaError.duplicateEntity(entity.name) }
+            index[entity.name] = position
+            var seen = Set<String>()
+            for attribute in entity.attributes {
+                guard Self.isValidName(attribute.name, maxBytes: Self.maxAttributeNameBytes) else {
+                    throw SchemaError.invalidAttributeName(entity: entity.name, attribute: attribute.name)
+                }
+                guard seen.insert(attribute.name).inserted else {
+                    throw SchemaError.duplicateAttribute(entity: entity.name, attribute: attribute.name)
+                }
+                if attribute.defaultValue != .null, !attribute.type.accepts(attribute.defaultValue) {
+                    throw SchemaError.defaultValueOfWrongType(
+                        entity: entity.name, attribute: attribute.name,
+                        expected: attribute.type, found: attribute.defaultValue)
+                }
+            }
+        }
+        self.entities = entities
+        indexByName = index
+    }
+
+    /// The entity named `name`, or nil.
+    ///
+    /// ```swift
+    /// schema.entity(named: "Person")?.attributes.count   // 2
+    /// ```
+    public func entity(named name: String) -> EntityDescription? {
+        indexByName[name].map { entities[$0] }
+    }
+
+    // Entity names go into table names (200-byte limit with our prefix) and object ID URIs;
+    // attribute names go into every stored value. Identifier characters keep both unambiguous.
+    static let maxEntityNameBytes = 100
+    static let maxAttributeNameBytes = 200
+
+    static func isValidName(_ name: String, maxBytes: Int) -> Bool {
+        let bytes = Array(name.utf8)
+        guard let first = bytes.first, bytes.count <= maxBytes else { return false }
+        func isLetter(_ byte: UInt8) -> Bool {
+            (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
+        }
+        func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+        return isLetter(first) && bytes.allSatisfy { isLetter($0) || isDigit($0) }
+    }
+}

@@ -1,0 +1,63 @@
+import Policies
+
+/// A schema that cannot be used: thrown by ``Schema/init(_:)``.
+///
+/// ```swift
+/// do {
+///     _ = try Schema([EntityDescription("9lives", attributes: [])])
+/// } catch SchemaError.invalidEntityName(let name) {
+///     print(name)   // 9lives
+/// }
+/// ```
+public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The entity name is empty, too long (over 100 bytes) or not an identifier.
+    ///
+    /// ```swift
+    /// SchemaError.invalidEntityName("my-entity")
+    /// ```
+    case invalidEntityName(String)
+    /// Two entities have the same name.
+    ///
+    /// ```swift
+    /// SchemaError.duplicateEntity("Person")
+    /// ```
+    case duplicateEntity(String)
+    /// The attribute name is empty, too long (over 200 bytes) or not an identifier.
+    ///
+    /// ```swift
+    /// SchemaError.invalidAttributeName(entity: "Person", attribute: "first name")
+    /// ```
+    case invalidAttributeName(entity: String, attribute: String)
+    /// Two attributes of one entity have the same name.
+    ///
+    /// ```swift
+    /// SchemaError.duplicateAttribute(entity: "Person", attribute: "age")
+    /// ```
+    case duplicateAttribute(entity: String, attribute: String)
+    /// A default value does not have the attribute's type.
+    ///
+    /// ```swift
+    /// SchemaError.defaultValueOfWrongType(entity: "Person", attribute: "age", expected: .int, found: .string("x"))
+    /// ```
+    case defaultValueOfWrongType(entity: String, attribute: String, expected: AttributeType, found: AttributeValue)
+
+    /// What is wrong, naming the entity and attribute.
+    ///
+    /// ```swift
+    /// print(SchemaError.duplicateEntity("Person"))   // schema has two entities named "Person"
+    /// ```
+    public var description: String {
+        switch self {
+        case .invalidEntityName(let name):
+            return "invalid entity name \"\(name)\": use 1 to 100 ASCII letters, digits or _, not starting with a digit"
+        case .duplicateEntity(let name):
+            return "schema has two entities named \"\(name)\""
+        case let .invalidAttributeName(entity, attribute):
+            return "invalid attribute name \"\(attribute)\" in entity \(entity): use 1 to 200 ASCII letters, digits or _, not starting with a digit"
+        case let .duplicateAttribute(entity, attribute):
+            return "entity \(entity) has two attributes named \"\(attribute)\""
+        case let .defaultValueOfWrongType(entity, attribute, expected, found):
+            return "default value \(found) of \(entity).\(attribute) is not of its type \(expected)"
+        }
+    }
+}

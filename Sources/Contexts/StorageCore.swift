@@ -1,0 +1,87 @@
+import KVEngine
+import Policies
+import Synchronization
+
+// Storage mapping (also in Docs/Contexts.md):
+//
+//   table "entity:<Entity>"   key = primary key as 8 bytes big-endian (so scans run in key
+//                             order), value = ValueCodec bytes of the object's values
+//   table "meta:sequences"    key = entity name (UTF-8), value = the next primary key to hand
+//                             out, 8 bytes big-endian
+//
+// Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
+// The record version the engine keeps per key is the object's version.
+
+/// What every context of one ObjectStore shares: the engine, the schema, the options, and the
+/// primary-key allocator.
+///
+/// `Sendable`: every stored property is immutable or a Mutex.
+final class StorageCore: Sendable {
+    let store: Store
+    let schema: Schema
+    let options: ObjectStore.Options
+    /// Serialises key allocation in this process, so contexts do not race on the sequence
+    /// record (the commit is still conditional, which guards other ObjectStores on the Store).
+    let allocationLock = Mutex<Void>(())
+
+    static let sequenceTable = "meta:sequences"
+
+    init(store: Store, schema: Schema, options: ObjectStore.Options) {
+        self.store = store
+        self.schema = schema
+        self.options = options
+    }
+
+    static func table(for entityName: String) -> String { "entity:" + entityName }
+
+    static func key(for primaryKey: UInt64) -> [UInt8] {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(8)
+        ValueCodec.appendFixed(primaryKey, to: &bytes)
+        return bytes
+    }
+
+    /// The primary key of a stored key, nil when it is not 8 bytes (not ours).
+    static func primaryKey(of key: [UInt8]) -> UInt64? {
+        guard key.count == 8 else { return nil }
+        return key.reduce(0) { ($0 << 8) | UInt64($1) }
+    }
+
+    static func primaryKey(of key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == 8 else { return nil }
+        return key.reduce(0) { ($0 << 8) | UInt64($1) }
+    }
+
+    func entity(named name: String) throws(ContextError) -> EntityDescription {
+        guard let entity = schema.entity(named: name) else { throw ContextError.unknownEntity(name) }
+        return entity
+    }
+
+    func snapshot() throws(ContextError) -> Snapshot {
+        do { return try store.snapshot() } catch { throw ContextError.storage(error) }
+    }
+
+    /// The committed values and record version of `id`, or nil when there is no record.
+    func committedRecord(of id: ObjectID, in snapshot: Snapshot) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+        guard let primaryKey = id.primaryKey else { return nil }
+        let record: Record?
+        do {
+            record = try snapshot.get(Self.key(for: primaryKey), in: Self.table(for: id.entityName))
+        } catch {
+            throw storageError(error)
+        }
+        guard let record else { return nil }
+        do {
+            return (try ValueCodec.decode(record.value), record.version)
+        } catch {
+            throw ContextError.corruptValue(id, error)
+        }
+    }
+
+    /// The same, on a fresh snapshot of the latest commit.
+    func committedRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+        let snapshot = try snapshot()
+        defer { snapshot.close() }
+        return try committedRecord(of: id, in: snapshot)
+    }
+}

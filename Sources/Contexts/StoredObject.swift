@@ -1,0 +1,352 @@
+import Policies
+
+/// One object of an entity, living in one context: Cairn's `NSManagedObject`.
+///
+/// Values are read and written by attribute name. An object is NOT Sendable: use it only on its
+/// context's queue (inside `perform`/`performAndWait`, or on the main thread for a main-queue
+/// context); pass its ``objectID`` to other contexts instead.
+///
+/// ```swift
+/// try context.performAndWait {
+///     let person = context.insert(entity: "Person")
+///     person["name"] = .string("Ann")
+///     person["age", as: Int.self] = 30
+///     print(person.changedValues())   // ["name": "Ann", "age": 30]
+///     try context.save()
+/// }
+/// ```
+public final class StoredObject {
+    /// What the object is in its context's life.
+    enum Lifecycle {
+        /// Made with `StoredObject(entity:)`, not yet inserted: usable from the thread that made it.
+        case unattached
+        /// Registered in `owner`: usable only on its queue.
+        case registered
+        /// Dropped by its context (the reason completes "used after …").
+        case forgotten(String)
+    }
+
+    /// The object's entity.
+    ///
+    /// ```swift
+    /// person.entity.name   // "Person"
+    /// ```
+    public let entity: EntityDescription
+
+    // Every stored property below is guarded by the owning context's queue (checked by
+    // `checkAccess`), or belongs to the creating thread while the object is unattached.
+    var storedID: ObjectID
+    weak var owner: ObjectContext?
+    var ownerName = ""
+    var lifecycle: Lifecycle = .unattached
+    /// Registered by ID only; values not loaded yet (loaded on first access).
+    var isFaultStorage = false
+    var current: PropertyValues
+    /// The ancestor: values and record version last read or saved. Version 0: never saved.
+    var ancestorValues: PropertyValues = [:]
+    var ancestorVersion: UInt64 = 0
+    var insertedFlag = false
+    var deletedFlag = false
+    var conflictCheckMark = false
+    /// The caller picked the primary key (`insert(entity:primaryKey:)`): a collision is the
+    /// caller's error, not a reason to allocate another key.
+    var hasChosenKey = false
+    /// Order of registration in the context, so saves and conflicts are deterministic.
+    var registrationIndex = 0
+
+    /// A new object of `entity`, not in any context yet, holding the entity's default values.
+    /// Insert it with ``ObjectContext/insert(_:)``.
+    ///
+    /// ```swift
+    /// let person = StoredObject(entity: schema.entity(named: "Person")!)
+    /// person["name"] = .string("Ann")
+    /// context.insert(person)
+    /// ```
+    public init(entity: EntityDescription) {
+        self.entity = entity
+        storedID = .temporary(entityName: entity.name)
+        current = entity.defaultValues
+    }
+
+    init(entity: EntityDescription, id: ObjectID) {
+        self.entity = entity
+        storedID = id
+        current = [:]
+    }
+
+    /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then
+    /// permanent. Read it on the context's queue; it may still be read after the context
+    /// forgot the object.
+    ///
+    /// ```swift
+    /// let id = try context.performAndWait { () throws -> ObjectID in
+    ///     try context.save()
+    ///     return person.objectID
+    /// }
+    /// ```
+    public var objectID: ObjectID {
+        if case .registered = lifecycle { owner?.checkQueue() }
+        return storedID
+    }
+
+    /// The context the object is registered in; nil before insertion and after the context
+    /// forgot it (reset, or a saved deletion).
+    ///
+    /// ```swift
+    /// person.context === context   // true while registered
+    /// ```
+    public var context: ObjectContext? {
+        guard case .registered = lifecycle else { return nil }
+        owner?.checkQueue()
+        return owner
+    }
+
+    /// Whether the object is inserted in its context and not saved yet.
+    ///
+    /// ```swift
+    /// context.insert(entity: "Person").isInserted   // true
+    /// ```
+    public var isInserted: Bool {
+        guard isRegisteredChecked() else { return false }
+        return insertedFlag
+    }
+
+    /// Whether the object is deleted in its context and the deletion is not saved yet.
+    ///
+    /// ```swift
+    /// context.delete(person)
+    /// person.isDeleted   // true
+    /// ```
+    public var isDeleted: Bool {
+        guard isRegisteredChecked() else { return false }
+        return deletedFlag
+    }
+
+    /// Whether a saved object's values differ from what was last read or saved.
+    ///
+    /// Setting a property back to its saved value makes the object clean again.
+    ///
+    /// ```swift
+    /// person["age"] = .int(31)
+    /// person.isUpdated   // true
+    /// ```
+    public var isUpdated: Bool {
+        guard isRegisteredChecked() else { return false }
+        return !insertedFlag && !isFaultStorage && !current.hasSameValues(as: ancestorValues)
+    }
+
+    /// Whether the next save would write this object: inserted, deleted or updated.
+    ///
+    /// ```swift
+    /// if person.hasChanges { try context.save() }
+    /// ```
+    public var hasChanges: Bool {
+        guard isRegisteredChecked() else { return false }
+        return insertedFlag || deletedFlag || isUpdated
+    }
+
+    /// Whether the object is registered by ID but its values are not loaded yet; the first read
+    /// or write loads them.
+    ///
+    /// ```swift
+    /// context.object(with: id).isFault   // true until a property is touched
+    /// ```
+    public var isFault: Bool {
+        guard isRegisteredChecked() else { return false }
+        return isFaultStorage
+    }
+
+    /// The value of `property`, `.null` when unset; setting `.null` clears it.
+    ///
+    /// Values are checked against the schema when saved, not here, so a wrong type fails the
+    /// save with ``ValidationError``. An attribute the entity does not have stops the process
+    /// (a programming error, like an unknown key in Core Data).
+    ///
+    /// ```swift
+    /// person["city"] = .string("Oslo")
+    /// person["city"]   // .string("Oslo")
+    /// ```
+    public subscript(_ property: String) -> AttributeValue {
+        get {
+            checkAccess()
+            checkAttribute(property)
+            return current.value(of: property)
+        }
+        set {
+            checkAccess()
+            checkAttribute(property)
+            current[property] = newValue == .null ? nil : newValue
+        }
+    }
+
+    /// The value of `property` as a Swift type; nil when it is `.null` or of another type.
+    /// Setting nil clears it.
+    ///
+    /// ```swift
+    /// person["age", as: Int.self] = 30
+    /// let age = person["age", as: Int.self] ?? 0
+    /// ```
+    public subscript<Value: AttributeConvertible>(_ property: String, as type: Value.Type) -> Value? {
+        get { Value(attributeValue: self[property]) }
+        set { self[property] = newValue?.attributeValue ?? .null }
+    }
+
+    /// The value of `key` (the same as the subscript), for code that reads like Core Data's.
+    ///
+    /// ```swift
+    /// person.value(forKey: "name")   // .string("Ann")
+    /// ```
+    public func value(forKey key: String) -> AttributeValue {
+        self[key]
+    }
+
+    /// Sets the value of `key` (the same as the subscript).
+    ///
+    /// ```swift
+    /// person.setValue(.int(31), forKey: "age")
+    /// ```
+    public func setValue(_ value: AttributeValue, forKey key: String) {
+        self[key] = value
+    }
+
+    /// All current values; unset (null) properties are absent.
+    ///
+    /// ```swift
+    /// person.values   // ["name": "Ann", "age": 30]
+    /// ```
+    public var values: PropertyValues {
+        checkAccess()
+        return current
+    }
+
+    /// The properties whose current value differs from the last read or saved one, with their
+    /// current values (`.null` for a cleared property). For an inserted object: every set value.
+    ///
+    /// ```swift
+    /// person["age"] = .int(31)
+    /// person.changedValues()   // ["age": .int(31)]
+    /// ```
+    public func changedValues() -> PropertyValues {
+        checkAccess()
+        var changed = PropertyValues()
+        for property in current.differingProperties(from: ancestorValues) {
+            changed[property] = current.value(of: property)
+        }
+        return changed
+    }
+
+    /// The values as last read from or saved to the store (the ancestor); empty for an object
+    /// never saved.
+    ///
+    /// ```swift
+    /// person["age"] = .int(31)
+    /// person.committedValues["age"]   // .int(30)
+    /// ```
+    public var committedValues: PropertyValues {
+        checkAccess()
+        return ancestorValues
+    }
+
+    /// The record version last read or saved (the ancestor's version); 0 for an object never
+    /// saved. After a successful save it is the version that save wrote.
+    ///
+    /// ```swift
+    /// try context.save()
+    /// person.committedVersion   // 1 after the first save, 2 after the next update, …
+    /// ```
+    public var committedVersion: UInt64 {
+        checkAccess()
+        return ancestorVersion
+    }
+
+    // MARK: - Checks
+
+    /// Whether the object is registered; checks the queue when it is.
+    private func isRegisteredChecked() -> Bool {
+        guard case .registered = lifecycle else { return false }
+        guard let owner else { return false }
+        owner.checkQueue()
+        return true
+    }
+
+    /// Stops the process unless the object may be used here; loads a fault.
+    func checkAccess() {
+        switch lifecycle {
+        case .unattached:
+            return
+        case .forgotten(let reason):
+            contextMisuse(
+                "StoredObject \(storedID) used after \(reason); it no longer belongs to context '\(ownerName)'. "
+                    + "Keep its objectID and get the object again with context.object(with:) or existingObject(with:)")
+        case .registered:
+            guard let owner else {
+                contextMisuse(
+                    "StoredObject \(storedID) used after its context '\(ownerName)' was deallocated; "
+                        + "keep the context alive as long as its objects")
+            }
+            owner.checkQueue()
+            if isFaultStorage { owner.fulfillFault(self) }
+        }
+    }
+
+    private func checkAttribute(_ property: String) {
+        guard entity.attribute(named: property) == nil else { return }
+        contextMisuse(
+            "entity \(entity.name) has no attribute \"\(property)\" (its attributes: "
+                + entity.attributes.map(\.name).joined(separator: ", ") + ")")
+    }
+}
+
+extension StoredObject: Hashable {
+    /// Identity: two references are equal only when they are the same object.
+    ///
+    /// ```swift
+    /// try context.fetch(request).first === try context.fetch(request).first   // true: no duplicates
+    /// ```
+    public static func == (lhs: StoredObject, rhs: StoredObject) -> Bool {
+        lhs === rhs
+    }
+
+    /// Hashes the object's identity (safe off the queue: reads nothing mutable).
+    ///
+    /// ```swift
+    /// let unique = Set(objects)
+    /// ```
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(ObjectIdentifier(self))
+    }
+}
+
+extension StoredObject: CustomStringConvertible {
+    /// The entity and ID, plus the values when read on the context's queue.
+    ///
+    /// ```swift
+    /// print(person)   // StoredObject(cairn://Person/p1, ["age": 30, "name": "Ann"])
+    /// ```
+    public var description: String {
+        // Never trips the queue check: descriptions are printed by test failures and debuggers.
+        switch lifecycle {
+        case .unattached:
+            return "StoredObject(\(storedID), unattached, \(Self.render(current)))"
+        case .forgotten:
+            return "StoredObject(\(storedID), forgotten)"
+        case .registered:
+            guard let owner, owner.isOnQueue else { return "StoredObject(\(entity.name), off its context's queue)" }
+            if isFaultStorage { return "StoredObject(\(storedID), fault)" }
+            var flags: [String] = []
+            if insertedFlag { flags.append("inserted") }
+            if deletedFlag { flags.append("deleted") }
+            if !insertedFlag && !current.hasSameValues(as: ancestorValues) { flags.append("updated") }
+            let state = flags.isEmpty ? "" : " " + flags.joined(separator: ",")
+            return "StoredObject(\(storedID)\(state), \(Self.render(current)))"
+        }
+    }
+
+    static func render(_ values: PropertyValues) -> String {
+        "{" + values.keys.sorted().map { "\($0): \(values.value(of: $0))" }.joined(separator: ", ") + "}"
+    }
+}
+
+/// Objects belong to one context and its queue; pass `objectID` between threads instead.
+@available(*, unavailable)
+extension StoredObject: Sendable {}

@@ -1,0 +1,145 @@
+import CairnTestSupport
+import Contexts
+import Foundation
+import KVEngine
+import Policies
+import Synchronization
+import Testing
+
+/// The schema every test uses.
+let testSchema: Schema = {
+    do {
+        return try Schema([
+            EntityDescription("Person", attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("age", .int),
+                AttributeDescription("city", .string, isOptional: true),
+                AttributeDescription("note", .string, isOptional: true),
+                AttributeDescription("modifiedAt", .date, isOptional: true),
+            ]),
+            EntityDescription("Account", attributes: [
+                AttributeDescription("owner", .string),
+                AttributeDescription("balance", .int),
+            ]),
+            EntityDescription("Counter", attributes: [
+                AttributeDescription("count", .int, defaultValue: .int(0)),
+                AttributeDescription("label", .string, isOptional: true),
+            ]),
+            EntityDescription("Sample", attributes: [
+                AttributeDescription("label", .string),
+                AttributeDescription("number", .int, isOptional: true),
+                AttributeDescription("ratio", .double, isOptional: true),
+                AttributeDescription("flag", .bool, isOptional: true),
+                AttributeDescription("blob", .bytes, isOptional: true),
+                AttributeDescription("when", .date, isOptional: true),
+            ]),
+            EntityDescription("Profile", attributes: [
+                AttributeDescription("name", .string),
+                AttributeDescription("age", .int),
+                AttributeDescription("city", .string, isOptional: true),
+                AttributeDescription("score", .double),
+                AttributeDescription("active", .bool, defaultValue: .bool(true)),
+                AttributeDescription("avatar", .bytes),
+                AttributeDescription("born", .date),
+                AttributeDescription("tags", .string),
+                AttributeDescription("kind", .string),
+                AttributeDescription("homepage", .string, isOptional: true),
+            ]),
+        ])
+    } catch {
+        fatalError("test schema: \(error)")
+    }
+}()
+
+/// An object store in a fresh temporary directory; `close()` closes it and removes the directory.
+final class TestStore: Sendable {
+    let directory: TemporaryDirectory
+    let objects: ObjectStore
+
+    init(configure: (inout ObjectStore.Options) -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory(prefix: "cairn-contexts")
+        var options = ObjectStore.Options()
+        // Tests need no power-loss durability; fsync-free commits keep the suite fast.
+        options.saveDurability = .normal
+        options.storeOptions.durability = .normal
+        options.storeOptions.mapSize = 256 << 20
+        configure(&options)
+        objects = try ObjectStore(directory: directory.path, schema: testSchema, options: options)
+    }
+
+    func close() {
+        objects.close()
+        directory.remove()
+    }
+
+    /// A new private-queue context.
+    func context(_ name: String, policy: any MergePolicy = .error) -> ObjectContext {
+        objects.newBackgroundContext(name: name, mergePolicy: policy)
+    }
+
+    /// Commits one object through a throwaway context; returns its permanent ID.
+    @discardableResult
+    func seed(_ entity: String, _ values: PropertyValues) throws -> ObjectID {
+        let context = self.context("seed")
+        return try context.performAndWait {
+            let object = context.insert(entity: entity)
+            for (key, value) in values { object[key] = value }
+            try context.save()
+            return object.objectID
+        }
+    }
+
+    /// The committed values and version of `id`, nil when absent.
+    func committed(_ id: ObjectID) throws -> (values: PropertyValues, version: UInt64)? {
+        try objects.committedState(of: id)
+    }
+
+    /// How many records of `entity` the store holds.
+    func storedCount(_ entity: String) throws -> Int {
+        let context = self.context("counter")
+        return try context.performAndWait { try context.count(for: FetchRequest(entityName: entity)) }
+    }
+}
+
+/// Runs `body` with a fresh test store, closing it afterwards.
+func withTestStore<Result>(
+    configure: (inout ObjectStore.Options) -> Void = { _ in }, _ body: (TestStore) throws -> Result
+) throws -> Result {
+    let store = try TestStore(configure: configure)
+    defer { store.close() }
+    return try body(store)
+}
+
+/// The async twin of `withTestStore`.
+func withTestStore<Result>(_ body: (TestStore) async throws -> Result) async throws -> Result {
+    let store = try TestStore()
+    defer { store.close() }
+    return try await body(store)
+}
+
+func person(_ name: String, _ age: Int64, _ city: String? = nil, note: String? = nil) -> PropertyValues {
+    var values: PropertyValues = ["name": .string(name), "age": .int(age)]
+    if let city { values["city"] = .string(city) }
+    if let note { values["note"] = .string(note) }
+    return values
+}
+
+/// The five built-in policies by the names the contract's tables use as column headers, made
+/// from their types directly.
+let policiesByName: [String: any MergePolicy] = [
+    "error": ErrorMergePolicy(),
+    "storeTrump": MergeByPropertyStoreTrumpPolicy(),
+    "objectTrump": MergeByPropertyObjectTrumpPolicy(),
+    "overwrite": OverwriteMergePolicy(),
+    "rollback": RollbackMergePolicy(),
+]
+
+let policyNames = ["error", "storeTrump", "objectTrump", "overwrite", "rollback"]
+
+/// A Sendable box for results collected from several threads.
+final class Locked<Value: Sendable>: Sendable {
+    private let storage: Mutex<Value>
+    init(_ value: Value) { storage = Mutex(value) }
+    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { storage.withLock { body(&$0) } }
+    var value: Value { storage.withLock { $0 } }
+}
