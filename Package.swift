@@ -22,6 +22,16 @@ let package = Package(
         .target(name: "Policies"),
         .target(name: "Contexts", dependencies: ["KVEngine", "Policies"]),
         .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts"]),
+        // The benchmark lives outside the library targets; SQLite is a bench-only peer.
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+        .executableTarget(
+            name: "cairn-bench",
+            dependencies: ["KVEngine", "Policies", "Contexts", "CLMDB", "CSQLite"]
+        ),
         // Fault-injecting file system, temporary directories, seeded randomness.
         .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
