@@ -24,5 +24,10 @@ demo: deps
 	$(SWIFT) build -c release --product cairn
 	.build/release/cairn demo
 
+# The benchmark compares Cairn with raw LMDB and SQLite in one run; see Docs/Benchmarks.md.
+bench: deps
+	$(SWIFT) build -c release --product cairn-bench
+	.build/release/cairn-bench --json .build/bench.json --svg Docs/commits-by-writers.svg
+
 clean:
 	rm -rf .build

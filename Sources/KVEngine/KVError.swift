@@ -46,13 +46,15 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
     case mapFull(mapSize: Int, openSnapshots: Int)
     /// The snapshot was closed before this read.
     case snapshotClosed
+    /// There is no store in the directory, and the caller asked not to create one.
+    case noStore(path: String)
 
     public var description: String {
         switch self {
         case let .keyTooLong(length, limit):
             return "key is \(length) bytes; the limit is \(limit) bytes (LMDB's maximum key size)"
         case .emptyKey:
-            return "key is empty; keys must be 1 to 511 bytes"
+            return "key is empty; LMDB cannot store an empty key"
         case let .tooLarge(bytes, limit):
             return "\(bytes) bytes is larger than the limit of \(limit) bytes for one commit"
         case let .invalidTableName(name):
@@ -81,6 +83,8 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
             return "LMDB map of \(mapSize) bytes is full and cannot grow while \(openSnapshots) snapshots are open; close them"
         case .snapshotClosed:
             return "snapshot is closed"
+        case let .noStore(path):
+            return "no Cairn store at \(path)"
         }
     }
 

@@ -133,20 +133,22 @@ public final class Snapshot: @unchecked Sendable {
     /// ```swift
     /// let record = try snapshot.get(Array("k".utf8))
     /// ```
-    public func get(_ key: [UInt8], in table: String = WriteBatch.defaultTable) throws -> Record? {
-        try withValue(forKey: key, in: table) { value, version in
-            value.map { Record(key: key, value: Array($0), version: version) }
+    public func get(_ key: [UInt8], in table: String = WriteBatch.defaultTable) throws(KVError) -> Record? {
+        try typed {
+            try withValue(forKey: key, in: table) { value, version in
+                value.map { Record(key: key, value: Array($0), version: version) }
+            }
         }
     }
 
     /// The record of a UTF-8 string key, or nil when absent.
-    public func get(_ key: String, in table: String = WriteBatch.defaultTable) throws -> Record? {
+    public func get(_ key: String, in table: String = WriteBatch.defaultTable) throws(KVError) -> Record? {
         try get(Array(key.utf8), in: table)
     }
 
     /// The record version of `key`, or nil when absent.
-    public func recordVersion(of key: [UInt8], in table: String = WriteBatch.defaultTable) throws -> UInt64? {
-        try withValue(forKey: key, in: table) { value, version in value == nil ? nil : version }
+    public func recordVersion(of key: [UInt8], in table: String = WriteBatch.defaultTable) throws(KVError) -> UInt64? {
+        try typed { try withValue(forKey: key, in: table) { value, version in value == nil ? nil : version } }
     }
 
     /// The records of `table` in key order (or reverse), within [`lower`, `upper`) and
@@ -158,13 +160,27 @@ public final class Snapshot: @unchecked Sendable {
     public func scan(
         in table: String = WriteBatch.defaultTable, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
         prefix: [UInt8]? = nil, reverse: Bool = false, limit: Int? = nil
-    ) throws -> [Record] {
+    ) throws(KVError) -> [Record] {
         var records: [Record] = []
-        try forEach(in: table, from: lower, to: upper, prefix: prefix, reverse: reverse) { key, value, version in
-            records.append(Record(key: Array(key), value: Array(value), version: version))
-            return limit.map { records.count < $0 } ?? true
+        if limit == 0 { return records }
+        try typed {
+            try forEach(in: table, from: lower, to: upper, prefix: prefix, reverse: reverse) { key, value, version in
+                records.append(Record(key: Array(key), value: Array(value), version: version))
+                return limit.map { records.count < $0 } ?? true
+            }
         }
         return records
+    }
+
+    /// Runs a read whose closures throw nothing of their own, keeping its error typed.
+    private func typed<Result>(_ body: () throws -> Result) throws(KVError) -> Result {
+        do {
+            return try body()
+        } catch let error as KVError {
+            throw error
+        } catch {
+            preconditionFailure("a read whose closures cannot throw threw \(error)")
+        }
     }
 
     /// Visits the records of `table` in key order (or reverse) without copying; `body`

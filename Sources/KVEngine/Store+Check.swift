@@ -37,7 +37,7 @@ extension Store {
 
     package static func check(directory: String, fileSystem: any FileSystem) throws(KVError) -> CheckReport {
         guard PosixFileSystem().exists(directory + "/data.mdb") else {
-            throw KVError.wrongFormat(file: directory, reason: "no data.mdb: not a Cairn store")
+            throw KVError.noStore(path: directory)
         }
         let lock = try ProcessLock(directory: directory)
         defer { _ = lock }

@@ -25,15 +25,19 @@ public struct StoreStats: Sendable, Hashable {
     public var mapSize: Int
     /// Records per table, as of the applied version.
     public var recordsPerTable: [String: Int]
-    /// Bytes and commits held in the overlay (committed, not yet applied).
+    /// Bytes held in the overlay: committed, not yet applied to LMDB.
     public var overlayBytes: Int
+    /// Commits held in the overlay.
     public var overlayCommits: Int
-    /// Open snapshots, and the oldest one's version and age in seconds.
+    /// Snapshots open now (pinned query generations among them).
     public var openSnapshots: Int
+    /// The commit version of the oldest open snapshot; it keeps older LMDB pages alive.
     public var oldestSnapshotVersion: UInt64?
+    /// How long the oldest open snapshot has been open, in seconds.
     public var oldestSnapshotAge: Double?
-    /// fdatasync calls on the log, and group appends, since open.
+    /// fdatasync calls on the log since open.
     public var logSyncs: Int
+    /// Group appends to the log since open (one per group of concurrent commits).
     public var logAppends: Int
 
     /// Records in all tables, as of the applied version.

@@ -78,6 +78,9 @@ public final class Store: Sendable {
         public var maxGroupCommits: Int = 512
         /// How a damaged log record that is not a torn tail is treated on open.
         public var recovery: RecoveryMode = .strict
+        /// Whether opening creates the store when the directory holds none. When false,
+        /// opening a directory without a store throws `KVError.noStore`. Default true.
+        public var createIfMissing = true
         /// How long a writer waits for a full overlay to drain while the map cannot grow
         /// because snapshots are open, before failing with `KVError.mapFull` (s).
         public var mapFullTimeout: Double = 10

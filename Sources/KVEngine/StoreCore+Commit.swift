@@ -172,13 +172,7 @@ extension StoreCore {
     }
 
     private func storedVersion(_ key: [UInt8], in table: String, view: Snapshot) throws(KVError) -> UInt64 {
-        do {
-            return try view.recordVersion(of: key, in: table) ?? 0
-        } catch let error as KVError {
-            throw error
-        } catch {
-            throw KVError.io(errno: 0, operation: "read", path: "\(error)")
-        }
+        try view.recordVersion(of: key, in: table) ?? 0
     }
 
     /// Back-pressure: waits while the overlay is over its bound and the applier can drain it.

@@ -42,6 +42,9 @@ final class StoreCore: @unchecked Sendable {
         self.walDirectory = directory + "/wal"
         self.options = options
         self.fileSystem = fileSystem
+        if !options.createIfMissing && !PosixFileSystem().exists(directory + "/data.mdb") {
+            throw KVError.noStore(path: directory)
+        }
         try PosixFileSystem().createDirectory(directory)
         let lock = try ProcessLock(directory: directory)
         try fileSystem.createDirectory(walDirectory)

@@ -240,6 +240,19 @@ import Glibc
         reopened.close()
     }
 
+    @Test func openingWithoutCreateRefusesAnEmptyDirectory() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        var options = Store.Options()
+        options.createIfMissing = false
+        #expect(throws: KVError.noStore(path: directory.path)) { _ = try Store(directory: directory.path, options: options) }
+        #expect(!PosixFileSystem().exists(directory.path + "/data.mdb"))
+        #expect(throws: KVError.noStore(path: directory.path)) { _ = try Store.check(directory: directory.path) }
+        try Store(directory: directory.path).close()
+        let store = try Store(directory: directory.path, options: options)
+        store.close()
+    }
+
     @Test func commitsAfterCloseFail() throws {
         let directory = try TemporaryDirectory()
         defer { directory.remove() }

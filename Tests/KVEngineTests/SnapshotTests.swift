@@ -99,6 +99,7 @@ import Glibc
             let reversed = try snapshot.scan(reverse: true).map { text($0.key)! }
             #expect(reversed == ["j", "i", "g", "f", "c", "b", "a"])
             #expect(try snapshot.scan(limit: 3).map { text($0.key)! } == ["a", "b", "c"])
+            #expect(try snapshot.scan(limit: 0).isEmpty)
             #expect(try snapshot.scan(reverse: true, limit: 2).map { text($0.key)! } == ["j", "i"])
             #expect(try snapshot.scan(from: bytes("c"), to: bytes("h")).map { text($0.key)! } == ["c", "f", "g"])
             #expect(try snapshot.scan(from: bytes("c"), to: bytes("h"), reverse: true).map { text($0.key)! } == ["g", "f", "c"])
