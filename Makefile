@@ -19,6 +19,8 @@ build: deps
 test: deps
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build
+	@echo "benchmark smoke run (sizes too small to mean anything; keeps the benchmark from rotting)"
+	$(SWIFT) run cairn-bench --quick --rounds 1 > .build/bench-quick.txt 2>&1 || { cat .build/bench-quick.txt; exit 1; }
 
 demo: deps
 	$(SWIFT) build -c release --product cairn

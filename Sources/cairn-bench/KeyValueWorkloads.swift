@@ -11,9 +11,14 @@ struct Sizes {
     var recoverMegabytes: Int
     var rounds: Int
     var sweepCommits: Int
+    var contextSaveObjects: Int
+    var contextFetchObjects: Int
+    var conflictObjects: Int
 
-    static let full = Sizes(commits: 20_000, records: 1_000_000, reads: 1_000_000, recoverMegabytes: 256, rounds: 3, sweepCommits: 4_000)
-    static let quick = Sizes(commits: 300, records: 20_000, reads: 50_000, recoverMegabytes: 8, rounds: 3, sweepCommits: 120)
+    static let full = Sizes(commits: 20_000, records: 1_000_000, reads: 1_000_000, recoverMegabytes: 256, rounds: 3,
+                            sweepCommits: 4_000, contextSaveObjects: 10_000, contextFetchObjects: 100_000, conflictObjects: 1_000)
+    static let quick = Sizes(commits: 300, records: 20_000, reads: 50_000, recoverMegabytes: 8, rounds: 3,
+                             sweepCommits: 120, contextSaveObjects: 500, contextFetchObjects: 2_000, conflictObjects: 100)
 }
 
 enum KeyValueWorkloads {

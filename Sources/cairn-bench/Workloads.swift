@@ -5,7 +5,8 @@ struct Workload {
 }
 
 enum WorkloadCatalog {
-    static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover"]
+    static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
+                        "context-save", "context-fetch", "conflict-save"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -42,6 +43,27 @@ enum WorkloadCatalog {
             try runWorkload(name: "recover", unit: "MiB/s replayed", rounds: sizes.rounds,
                             contenders: KeyValueWorkloads.recover(megabytes: sizes.recoverMegabytes),
                             notes: ["open a store with \(sizes.recoverMegabytes) MiB of unapplied log"], log: log)
+        })
+        workloads.append(Workload(name: "context-save") { log in
+            try runWorkload(name: "context-save", unit: "objects/s", rounds: sizes.rounds,
+                            contenders: ContextWorkloads.contextSave(count: sizes.contextSaveObjects),
+                            notes: ["fetch \(sizes.contextSaveObjects) objects, change one attribute each, save with the version check; sqlite: SELECT, then UPDATE … WHERE id=? AND version=? in one transaction"],
+                            log: log)
+        })
+        workloads.append(Workload(name: "context-fetch") { log in
+            let (objects, directory) = try ContextWorkloads.makeObjectStore(count: sizes.contextFetchObjects)
+            let (sqlite, sqliteDirectory) = try ContextWorkloads.makeSQLite(count: sizes.contextFetchObjects, synchronous: "NORMAL")
+            defer { objects.close(); removeDirectory(directory); removeDirectory(sqliteDirectory) }
+            return try runWorkload(name: "context-fetch", unit: "objects/s", rounds: sizes.rounds,
+                                   contenders: ContextWorkloads.contextFetch(objects, sqlite, count: sizes.contextFetchObjects),
+                                   notes: ["fetch \(sizes.contextFetchObjects) objects of one entity into a new context and read one attribute of each"],
+                                   log: log)
+        })
+        workloads.append(Workload(name: "conflict-save") { log in
+            try runWorkload(name: "conflict-save", unit: "objects/s", rounds: sizes.rounds,
+                            contenders: ContextWorkloads.conflictSave(count: sizes.conflictObjects),
+                            notes: ["\(sizes.conflictObjects) objects whose store records another context changed first, saved under each built-in policy (error: the failed save), against the same save with no conflict; ratio = no-conflict / policy"],
+                            log: log)
         })
         return workloads
     }

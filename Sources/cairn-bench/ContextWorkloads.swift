@@ -1,0 +1,197 @@
+import CSQLite
+import Contexts
+import Foundation
+import KVEngine
+import Policies
+
+/// Workloads through the context layer, against SQLite doing the same rows by hand.
+enum ContextWorkloads {
+    static let schema = try! Schema([
+        EntityDescription("Item", attributes: [
+            AttributeDescription("name", .string),
+            AttributeDescription("count", .int),
+            AttributeDescription("score", .double),
+        ])
+    ])
+
+    static func objectStoreOptions() -> ObjectStore.Options {
+        var options = ObjectStore.Options()
+        options.storeOptions = cairnOptions()
+        return options
+    }
+
+    /// A store holding `count` Items, made by one saved context.
+    static func makeObjectStore(count: Int) throws -> (ObjectStore, String) {
+        let directory = scratchDirectory("cairn-context")
+        let objects = try ObjectStore(directory: directory, schema: schema, options: objectStoreOptions())
+        let context = objects.newBackgroundContext()
+        try context.performAndWait {
+            for index in 0..<count {
+                let item = context.insert(entity: "Item")
+                item.setValue(.string("item \(index)"), forKey: "name")
+                item.setValue(.int(Int64(index)), forKey: "count")
+                item.setValue(.double(Double(index) / 3), forKey: "score")
+            }
+            try context.save()
+        }
+        return (objects, directory)
+    }
+
+    static func makeSQLite(count: Int, synchronous: String) throws -> (SQLitePeer, String) {
+        let directory = scratchDirectory("sqlite-context")
+        let peer = try SQLitePeer(path: directory + "/bench.db", synchronous: synchronous)
+        try peer.execute("CREATE TABLE item (id INTEGER PRIMARY KEY, version INTEGER NOT NULL, name TEXT NOT NULL, count INTEGER NOT NULL, score REAL NOT NULL)")
+        try peer.execute("BEGIN")
+        let insert = try peer.prepare("INSERT INTO item (id, version, name, count, score) VALUES (?, 1, ?, ?, ?)")
+        for index in 0..<count {
+            sqlite3_reset(insert)
+            sqlite3_bind_int64(insert, 1, Int64(index + 1))
+            sqlite3_bind_text(insert, 2, "item \(index)", -1, sqliteTransient)
+            sqlite3_bind_int64(insert, 3, Int64(index))
+            sqlite3_bind_double(insert, 4, Double(index) / 3)
+            guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchError(description: "sqlite insert") }
+        }
+        sqlite3_finalize(insert)
+        try peer.execute("COMMIT")
+        return (peer, directory)
+    }
+
+    /// Fetch `count` objects, change one attribute each, save with the version check.
+    static func contextSave(count: Int) -> [Contender] {
+        let cairn = Slot<(ObjectStore, String)>()
+        var contenders = [Contender(
+            system: "cairn",
+            prepare: { _ in cairn.value = try makeObjectStore(count: count) },
+            run: { round in
+                let (objects, directory) = cairn.value!
+                defer { objects.close(); removeDirectory(directory) }
+                let context = objects.newBackgroundContext()
+                let seconds = try timed {
+                    try context.performAndWait {
+                        let items = try context.fetch(FetchRequest(entityName: "Item"))
+                        guard items.count == count else { throw BenchError(description: "fetched \(items.count)") }
+                        for item in items {
+                            guard case .int(let value) = item.value(forKey: "count") else { continue }
+                            item.setValue(.int(value + 1), forKey: "count")
+                        }
+                        try context.save()
+                    }
+                }
+                return Measurement(operations: count, seconds: seconds)
+            })]
+        for synchronous in ["FULL", "NORMAL"] {
+            let sqlite = Slot<(SQLitePeer, String)>()
+            contenders.append(Contender(
+                system: "sqlite-\(synchronous.lowercased())",
+                prepare: { _ in sqlite.value = try makeSQLite(count: count, synchronous: synchronous) },
+                run: { _ in
+                    let (peer, directory) = sqlite.value!
+                    defer { sqlite.value = nil; removeDirectory(directory) }
+                    let seconds = try timed {
+                        var rows: [(id: Int64, version: Int64, count: Int64)] = []
+                        let select = try peer.prepare("SELECT id, version, count FROM item")
+                        while sqlite3_step(select) == SQLITE_ROW {
+                            rows.append((sqlite3_column_int64(select, 0), sqlite3_column_int64(select, 1), sqlite3_column_int64(select, 2)))
+                        }
+                        sqlite3_finalize(select)
+                        try peer.execute("BEGIN")
+                        let update = try peer.prepare("UPDATE item SET count = ?, version = version + 1 WHERE id = ? AND version = ?")
+                        for row in rows {
+                            sqlite3_reset(update)
+                            sqlite3_bind_int64(update, 1, row.count + 1)
+                            sqlite3_bind_int64(update, 2, row.id)
+                            sqlite3_bind_int64(update, 3, row.version)
+                            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(peer.database) == 1 else {
+                                throw BenchError(description: "sqlite update lost its row")
+                            }
+                        }
+                        sqlite3_finalize(update)
+                        try peer.execute("COMMIT")
+                    }
+                    return Measurement(operations: count, seconds: seconds)
+                }))
+        }
+        return contenders
+    }
+
+    /// Fetch `count` objects of one entity and read one attribute of each.
+    static func contextFetch(_ objects: ObjectStore, _ sqlite: SQLitePeer, count: Int) -> [Contender] {
+        [
+            Contender(system: "cairn", run: { _ in
+                let context = objects.newBackgroundContext()
+                var total: Int64 = 0
+                let seconds = try timed {
+                    try context.performAndWait {
+                        for item in try context.fetch(FetchRequest(entityName: "Item")) {
+                            if case .int(let value) = item.value(forKey: "count") { total &+= value }
+                        }
+                    }
+                }
+                guard total == Int64(count) * Int64(count - 1) / 2 else { throw BenchError(description: "cairn fetch sum \(total)") }
+                return Measurement(operations: count, seconds: seconds)
+            }),
+            Contender(system: "sqlite", run: { _ in
+                var total: Int64 = 0
+                let seconds = try timed {
+                    let select = try sqlite.prepare("SELECT id, version, name, count, score FROM item")
+                    while sqlite3_step(select) == SQLITE_ROW { total &+= sqlite3_column_int64(select, 3) }
+                    sqlite3_finalize(select)
+                }
+                guard total == Int64(count) * Int64(count - 1) / 2 else { throw BenchError(description: "sqlite fetch sum \(total)") }
+                return Measurement(operations: count, seconds: seconds)
+            }),
+        ]
+    }
+
+    /// `count` objects saved while another context changed every one of them first, under
+    /// each built-in policy, against the same save with no conflict.
+    static func conflictSave(count: Int) -> [Contender] {
+        let cases: [(String, (any MergePolicy)?)] = [("no-conflict", nil)]
+            + BuiltInPolicies.all.map { ($0.name, $0 as (any MergePolicy)?) }
+        return cases.map { name, policy in
+            let prepared = Slot<(ObjectStore, String, ObjectContext)>()
+            return Contender(
+                system: name == "no-conflict" ? "cairn-no-conflict" : name,
+                prepare: { _ in
+                    let (objects, directory) = try makeObjectStore(count: count)
+                    let saver = objects.newBackgroundContext(mergePolicy: policy ?? .error)
+                    try saver.performAndWait {
+                        for item in try saver.fetch(FetchRequest(entityName: "Item")) {
+                            item.setValue(.double(-1), forKey: "score")
+                        }
+                    }
+                    if policy != nil {
+                        let other = objects.newBackgroundContext()
+                        try other.performAndWait {
+                            for item in try other.fetch(FetchRequest(entityName: "Item")) {
+                                item.setValue(.string("changed elsewhere"), forKey: "name")
+                            }
+                            try other.save()
+                        }
+                    }
+                    prepared.value = (objects, directory, saver)
+                },
+                run: { _ in
+                    let (objects, directory, saver) = prepared.value!
+                    defer { objects.close(); removeDirectory(directory) }
+                    var conflicts = 0
+                    let seconds = timed {
+                        saver.performAndWait {
+                            do {
+                                try saver.save()
+                                conflicts = saver.lastSaveConflicts.count
+                            } catch let error as MergeError {
+                                conflicts = error.conflicts.count
+                            } catch {
+                                conflicts = -1
+                            }
+                        }
+                    }
+                    guard conflicts == (policy == nil ? 0 : count) else {
+                        throw BenchError(description: "\(name): \(conflicts) conflicts")
+                    }
+                    return Measurement(operations: count, seconds: seconds, extra: ["conflicts": Double(conflicts)])
+                })
+        }
+    }
+}
