@@ -30,11 +30,13 @@ import CLMDB
 //
 //   payload   := op-count:u32  op*
 //   op        := kind:u8  table-len:u8  table  key-len:u16  key  record-version:u64  [value]
-//   value     := value-len:u32  bytes          (only when kind = 1, put)
-//   kind      := 1 put | 2 delete
+//   value     := value-len:u32  bytes          (only when kind = 1 or 3, a put)
+//   kind      := 1 put | 2 delete | 3 put over a tombstone
 //
 // `record-version` is the version the record has after this op (puts), or the version it
-// had when deleted (deletes), so replay never has to read before it writes.
+// had when deleted (deletes), so replay never has to read before it writes. A delete leaves
+// a tombstone in LMDB; kind 3 marks a put that replaces one, so the applier can keep the
+// count of live records exact without reading first.
 
 package enum LogFormat {
     static let segmentMagic: [UInt8] = Array("CAIRNWAL".utf8)
@@ -45,6 +47,7 @@ package enum LogFormat {
     package static let maxPayloadSize = 1 << 30
     static let putKind: UInt8 = 1
     static let deleteKind: UInt8 = 2
+    static let putOverTombstoneKind: UInt8 = 3
     static let segmentSuffix = ".log"
 
     static func segmentName(firstVersion: UInt64) -> String {
@@ -130,12 +133,15 @@ package struct LoggedOperation: Sendable, Equatable {
     package var recordVersion: UInt64
     /// The new value, or nil for a delete.
     package var value: [UInt8]?
+    /// A put whose key held a tombstone (or is deleted earlier in the log, which leaves one).
+    package var replacesTombstone: Bool
 
-    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?) {
+    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false) {
         self.table = table
         self.key = key
         self.recordVersion = recordVersion
         self.value = value
+        self.replacesTombstone = replacesTombstone && value != nil
     }
 }
 
@@ -169,7 +175,8 @@ package enum LogRecordCodec {
         let payloadStart = writer.bytes.count
         writer.u32(UInt32(commit.operations.count))
         for operation in commit.operations {
-            writer.u8(operation.value == nil ? LogFormat.deleteKind : LogFormat.putKind)
+            writer.u8(operation.value == nil ? LogFormat.deleteKind
+                      : operation.replacesTombstone ? LogFormat.putOverTombstoneKind : LogFormat.putKind)
             writer.u8(UInt8(operation.table.utf8.count))
             writer.bytes.append(contentsOf: operation.table.utf8)
             writer.u16(UInt16(operation.key.count))
@@ -195,18 +202,20 @@ package enum LogRecordCodec {
         var operations: [LoggedOperation] = []
         operations.reserveCapacity(Int(min(count, 1 << 20)))
         for _ in 0..<count {
-            guard let kind = reader.u8(), kind == LogFormat.putKind || kind == LogFormat.deleteKind,
+            guard let kind = reader.u8(),
+                  kind == LogFormat.putKind || kind == LogFormat.deleteKind || kind == LogFormat.putOverTombstoneKind,
                   let tableLength = reader.u8(), let tableBytes = reader.raw(Int(tableLength)),
                   let table = String(validating: tableBytes, as: UTF8.self),
                   let keyLength = reader.u16(), let key = reader.raw(Int(keyLength)),
                   let recordVersion = reader.u64()
             else { return nil }
             var value: [UInt8]? = nil
-            if kind == LogFormat.putKind {
+            if kind != LogFormat.deleteKind {
                 guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else { return nil }
                 value = bytes
             }
-            operations.append(LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value))
+            operations.append(LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value,
+                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind))
         }
         guard reader.remaining == 0 else { return nil }
         return LoggedCommit(version: version, operations: operations)

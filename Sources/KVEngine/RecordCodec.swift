@@ -10,9 +10,17 @@
 // The CRC covers the key, then bytes 4..end. LMDB has no page checksums, so this is what
 // turns a flipped byte in the data file into a typed error naming the table and key
 // instead of a silently wrong value. Covering the key catches a damaged key in a scan.
+//
+// A TOMBSTONE is a deleted record: the top bit of the version field is set, the rest is
+// the version the record had when it was deleted, and the value is empty. Readers treat
+// it as absent; a put on its key continues from its version, so a key's record version
+// never repeats and a writer holding an old version can never pass a version check
+// against a re-inserted record (no ABA).
 
 package enum RecordCodec {
     package static let headerSize = 12
+    /// Set in the stored version field of a tombstone.
+    package static let tombstoneFlag: UInt64 = 1 << 63
 
     /// The size of the stored form of `valueCount` bytes.
     static func storedSize(valueCount: Int) -> Int { headerSize + valueCount }
@@ -31,6 +39,11 @@ package enum RecordCodec {
         destination.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
     }
 
+    /// Writes a tombstone for `key`, deleted at record version `version`.
+    static func encodeTombstone(key: [UInt8], version: UInt64, into destination: UnsafeMutableRawBufferPointer) {
+        encode(key: key, version: version | tombstoneFlag, value: [], into: destination)
+    }
+
     /// The stored form as a new array (for tests and tools).
     package static func encode(key: [UInt8], version: UInt64, value: [UInt8]) -> [UInt8] {
         var stored = [UInt8](repeating: 0, count: storedSize(valueCount: value.count))
@@ -39,9 +52,10 @@ package enum RecordCodec {
     }
 
     /// Verifies and splits a stored record; throws `corruptRecord` when it does not check.
+    /// `isTombstone`: the record was deleted at `version`; `value` is empty.
     @inline(__always)
     package static func decode(key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer, table: String)
-        throws(KVError) -> (version: UInt64, value: UnsafeRawBufferPointer)
+        throws(KVError) -> (version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
     {
         guard stored.count >= headerSize else {
             throw KVError.corruptRecord(table: table, key: Array(key), reason: "stored value is \(stored.count) bytes, shorter than a record header")
@@ -51,7 +65,7 @@ package enum RecordCodec {
         guard storedCRC == actual else {
             throw KVError.corruptRecord(table: table, key: Array(key), reason: "record checksum mismatch")
         }
-        let version = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt64.self))
-        return (version, UnsafeRawBufferPointer(rebasing: stored[headerSize...]))
+        let field = UInt64(littleEndian: stored.loadUnaligned(fromByteOffset: 4, as: UInt64.self))
+        return (field & ~tombstoneFlag, UnsafeRawBufferPointer(rebasing: stored[headerSize...]), field & tombstoneFlag != 0)
     }
 }

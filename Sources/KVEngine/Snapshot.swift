@@ -19,6 +19,26 @@ public struct Record: Sendable, Hashable {
     }
 }
 
+/// What the store holds for a key, as the commit path sees it.
+enum RecordState: Equatable {
+    /// The key never existed (or its tombstone is gone).
+    case absent
+    /// A record with this version.
+    case live(UInt64)
+    /// A tombstone: deleted at this version.
+    case deleted(UInt64)
+
+    var exists: Bool { if case .live = self { return true } else { return false } }
+
+    /// The version a put continues from: the live or deleted version, 0 when absent.
+    var version: UInt64 {
+        switch self {
+        case .absent: return 0
+        case .live(let version), .deleted(let version): return version
+        }
+    }
+}
+
 /// A consistent, read-only view of the store as of one commit version.
 ///
 /// Commits made after the snapshot was taken are never visible in it, while the
@@ -101,14 +121,23 @@ public final class Snapshot: @unchecked Sendable {
     @usableFromInline
     func visitValue(forKey key: [UInt8], in table: String,
                     _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
+        try visitStored(forKey: key, in: table) { value, version, isTombstone in
+            if isTombstone { try body(nil, 0) } else { try body(value, version) }
+        }
+    }
+
+    /// Like `visitValue`, but a deleted record shows as a nil value with the version it
+    /// was deleted at and `isTombstone` set (version 0 when the key never existed).
+    func visitStored(forKey key: [UInt8], in table: String,
+                     _ body: (UnsafeRawBufferPointer?, UInt64, Bool) throws -> Void) throws {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
         try transaction.withLock { (transaction) throws in
             guard let transaction else { throw KVError.snapshotClosed }
             // Commits not yet applied to LMDB answer from the overlay.
             if floor < version,
                let entry = core.overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
-                guard let value = entry.value else { return try body(nil, 0) }
-                return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
+                guard let value = entry.value else { return try body(nil, entry.recordVersion, true) }
+                return try value.withUnsafeBytes { try body($0, entry.recordVersion, false) }
             }
             let handle: MDB_dbi?
             if let lastTable, lastTable.name == table {
@@ -117,14 +146,25 @@ public final class Snapshot: @unchecked Sendable {
                 handle = tables[table]
                 lastTable = (table, handle)
             }
-            guard let handle else { return try body(nil, 0) }
+            guard let handle else { return try body(nil, 0, false) }
             try key.withUnsafeBytes { keyBytes in
                 try transaction.withValue(keyBytes, in: handle) { stored in
-                    guard let stored else { return try body(nil, 0) }
+                    guard let stored else { return try body(nil, 0, false) }
                     let record = try RecordCodec.decode(key: keyBytes, stored: stored, table: table)
-                    try body(record.value, record.version)
+                    try body(record.isTombstone ? nil : record.value, record.version, record.isTombstone)
                 }
             }
+        }
+    }
+
+    /// What the store holds for `key`: nothing, a live record, or a tombstone.
+    func recordState(of key: [UInt8], in table: String) throws(KVError) -> RecordState {
+        try typed {
+            var state = RecordState.absent
+            try visitStored(forKey: key, in: table) { value, version, isTombstone in
+                state = isTombstone ? .deleted(version) : value == nil ? .absent : .live(version)
+            }
+            return state
         }
     }
 
@@ -223,7 +263,7 @@ public final class Snapshot: @unchecked Sendable {
                 }
                 if order < 0 {
                     let record = try RecordCodec.decode(key: stored!.key, stored: stored!.data, table: table)
-                    if try !body(stored!.key, record.value, record.version) { return }
+                    if !record.isTombstone, try !body(stored!.key, record.value, record.version) { return }
                 } else if let value = overlayItem!.entry.value {
                     let keep = try overlayItem!.key.withUnsafeBytes { key in
                         try value.withUnsafeBytes { try body(key, $0, overlayItem!.entry.recordVersion) }
@@ -239,12 +279,14 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
-    /// Records of `table` in LMDB (as of the applied version this snapshot reads).
+    /// Live records of `table` in LMDB (as of the applied version this snapshot reads):
+    /// LMDB's entries less the tombstones the applier counted.
     func entryCount(in table: String) throws(KVError) -> Int {
         try transaction.withLock { (transaction) throws(KVError) -> Int in
             guard let transaction else { throw KVError.snapshotClosed }
             guard let dbi = tables[table] else { return 0 }
-            return try transaction.entryCount(dbi)
+            let tombstones = try StoreCore.tombstoneCount(of: table, in: transaction, meta: core.metaHandle)
+            return try transaction.entryCount(dbi) - Int(tombstones)
         }
     }
 

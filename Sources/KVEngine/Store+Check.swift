@@ -88,23 +88,25 @@ extension Store {
         for (tableKey, operation) in expected.sorted(by: { $0.key.key.lexicographicallyPrecedes($1.key.key) }) {
             let where_ = "\(tableKey.table)/\(KVError.printable(tableKey.key))"
             let stored = try tables[tableKey.table].flatMap { (dbi) throws(KVError) in try transaction.value(for: tableKey.key, in: dbi) }
-            switch (operation.value, stored) {
-            case (nil, nil):
-                continue
-            case (nil, .some):
-                report.problems.append("\(where_): deleted at log version but present in LMDB")
-            case (.some, nil):
-                report.problems.append("\(where_): in the log but missing from LMDB")
-            case let (.some(value), .some(bytes)):
-                let decoded = try? bytes.withBytes { (raw) throws(KVError) in
+            let decoded = stored.flatMap { bytes in
+                try? bytes.withBytes { (raw) throws(KVError) in
                     try tableKey.key.withBytes { (key) throws(KVError) in
                         let record = try RecordCodec.decode(key: key, stored: raw, table: tableKey.table)
-                        return (record.version, Array(record.value))
+                        return (version: record.version, value: Array(record.value), isTombstone: record.isTombstone)
                     }
                 }
-                if let decoded, decoded.0 != operation.recordVersion || decoded.1 != value {
-                    report.problems.append("\(where_): LMDB has version \(decoded.0), the log says \(operation.recordVersion) with another value")
+            }
+            if stored != nil && decoded == nil { continue }  // reported by the checksum pass below
+            if let value = operation.value {
+                guard let decoded, !decoded.isTombstone else {
+                    report.problems.append("\(where_): in the log but missing from LMDB")
+                    continue
                 }
+                if decoded.version != operation.recordVersion || decoded.value != value {
+                    report.problems.append("\(where_): LMDB has version \(decoded.version), the log says \(operation.recordVersion) with another value")
+                }
+            } else if let decoded, !decoded.isTombstone || decoded.version != operation.recordVersion {
+                report.problems.append("\(where_): deleted at version \(operation.recordVersion) in the log, but LMDB holds \(decoded.isTombstone ? "a tombstone" : "a record") at version \(decoded.version)")
             }
         }
 
@@ -112,18 +114,22 @@ extension Store {
         for (name, dbi) in tables.sorted(by: { $0.key < $1.key }) {
             let cursor = try transaction.openCursor(dbi)
             defer { cursor.close() }
-            var count = 0
+            var count = 0, tombstones: UInt64 = 0
             var position = try cursor.move(.first)
             while let current = position {
                 do {
-                    _ = try RecordCodec.decode(key: current.key, stored: current.data, table: name)
+                    let record = try RecordCodec.decode(key: current.key, stored: current.data, table: name)
+                    if record.isTombstone { tombstones += 1 } else { count += 1 }
                 } catch {
                     if report.problems.count < 1000 { report.problems.append("\(error)") }
                 }
-                count += 1
                 position = try cursor.move(.next)
             }
             report.recordsPerTable[name] = count
+            let counted = try StoreCore.tombstoneCount(of: name, in: transaction, meta: meta)
+            if counted != tombstones {
+                report.problems.append("table \(name): \(tombstones) tombstones, but the meta table counts \(counted)")
+            }
         }
         return report
     }

@@ -83,11 +83,22 @@ extension StoreCore {
         }
     }
 
+    /// The meta key holding a table's tombstone count.
+    static func tombstoneKey(_ table: String) -> [UInt8] { Array("tombstones/\(table)".utf8) }
+
+    /// How many tombstones `table` holds, from the meta table.
+    static func tombstoneCount(of table: String, in transaction: LMDBTransaction, meta: MDB_dbi) throws(KVError) -> UInt64 {
+        try transaction.value(for: tombstoneKey(table), in: meta).map { bytes in
+            bytes.count == 8 ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
+        } ?? 0
+    }
+
     private static func apply(
         env: LMDBEnvironment, meta: MDB_dbi, commits: ArraySlice<LoggedCommit>, through version: UInt64,
         known: [String: MDB_dbi]
     ) throws(KVError) -> [String: MDB_dbi] {
         var created: [String: MDB_dbi] = [:]
+        var tombstoneChanges: [String: Int] = [:]
         let transaction = try env.beginTransaction(readOnly: false)
         do {
             func put(_ operation: LoggedOperation) throws(KVError) {
@@ -96,12 +107,18 @@ extension StoreCore {
                     handle = try transaction.openTable(operation.table, create: true)
                     created[operation.table] = handle
                 }
+                let size = RecordCodec.storedSize(valueCount: operation.value?.count ?? 0)
                 if let value = operation.value {
-                    try transaction.put(operation.key, size: RecordCodec.storedSize(valueCount: value.count), in: handle!) {
+                    if operation.replacesTombstone { tombstoneChanges[operation.table, default: 0] -= 1 }
+                    try transaction.put(operation.key, size: size, in: handle!) {
                         RecordCodec.encode(key: operation.key, version: operation.recordVersion, value: value, into: $0)
                     }
                 } else {
-                    try transaction.delete(operation.key, in: handle!)
+                    // A delete leaves a tombstone holding the deleted version (see RecordCodec).
+                    tombstoneChanges[operation.table, default: 0] += 1
+                    try transaction.put(operation.key, size: size, in: handle!) {
+                        RecordCodec.encodeTombstone(key: operation.key, version: operation.recordVersion, into: $0)
+                    }
                 }
             }
             let operationCount = commits.reduce(0) { $0 + $1.operations.count }
@@ -114,6 +131,12 @@ extension StoreCore {
                 // equal keys keep their commit order, so the last write still wins.
                 let order = KeyOrder.sorted(commits)
                 for position in order { try put(commits[position.commit].operations[position.operation]) }
+            }
+            for (table, change) in tombstoneChanges where change != 0 {
+                let count = Int(try tombstoneCount(of: table, in: transaction, meta: meta)) + change
+                try transaction.put(tombstoneKey(table), size: 8, in: meta) {
+                    $0.storeBytes(of: UInt64(max(0, count)).littleEndian, as: UInt64.self)
+                }
             }
             try transaction.put(appliedKey, size: 8, in: meta) { $0.storeBytes(of: version.littleEndian, as: UInt64.self) }
         } catch {

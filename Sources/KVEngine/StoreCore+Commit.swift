@@ -79,7 +79,7 @@ extension StoreCore {
             try waitForOverlaySpace()
             let view = try makeSnapshot()
             defer { view.close() }
-            var groupVersions: [TableKey: UInt64] = [:]
+            var groupVersions: [TableKey: RecordState] = [:]
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
             var committed: [CommitWaiter] = []
@@ -118,10 +118,10 @@ extension StoreCore {
 
     /// Checks a batch's conditions against the latest state plus the group's earlier
     /// commits; returns the operations to log and each operation's resulting version.
-    private func evaluate(_ batch: WriteBatch, view: Snapshot, group: inout [TableKey: UInt64]) throws(KVError)
+    private func evaluate(_ batch: WriteBatch, view: Snapshot, group: inout [TableKey: RecordState]) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64])
     {
-        var local: [TableKey: UInt64] = [:]
+        var local: [TableKey: RecordState] = [:]
         var failures: [FailedCondition] = []
         var operations: [LoggedOperation] = []
         var versions: [UInt64] = []
@@ -130,25 +130,32 @@ extension StoreCore {
         if batch.operations.count > 64 { local.reserveCapacity(batch.operations.count) }
         for operation in batch.operations {
             let tableKey = TableKey(table: operation.table, key: operation.key)
-            let current: UInt64
+            let state: RecordState
             if let known = local[tableKey] ?? group[tableKey] {
-                current = known
+                state = known
             } else {
-                current = try storedVersion(operation.key, in: operation.table, view: view)
+                state = try view.recordState(of: operation.key, in: operation.table)
             }
+            // What conditions and callers see: the live version, 0 when absent or deleted.
+            let current = state.exists ? state.version : 0
             let condition: Condition?
             switch operation {
             case let .put(table, key, value, required):
                 condition = required
-                operations.append(LoggedOperation(table: table, key: key, recordVersion: current + 1, value: value))
-                local[tableKey] = current + 1
-                versions.append(current + 1)
+                // A put continues from a tombstone's version: a key's versions never repeat.
+                let next = state.version + 1
+                var replacesTombstone = false
+                if case .deleted = state { replacesTombstone = true }
+                operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
+                                                  replacesTombstone: replacesTombstone))
+                local[tableKey] = .live(next)
+                versions.append(next)
             case let .delete(table, key, required):
                 condition = required
-                if current != 0 {
+                if state.exists {
                     operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil))
+                    local[tableKey] = .deleted(current)
                 }
-                local[tableKey] = 0
                 versions.append(0)
             case let .check(_, _, required):
                 condition = required
@@ -157,8 +164,8 @@ extension StoreCore {
             if let condition {
                 let holds: Bool
                 switch condition {
-                case .absent: holds = current == 0
-                case .version(let expected): holds = current == expected
+                case .absent: holds = !state.exists
+                case .version(let expected): holds = state.exists && current == expected
                 }
                 if !holds {
                     failures.append(FailedCondition(table: operation.table, key: operation.key,
@@ -169,10 +176,6 @@ extension StoreCore {
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
         if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }
         return (operations, versions)
-    }
-
-    private func storedVersion(_ key: [UInt8], in table: String, view: Snapshot) throws(KVError) -> UInt64 {
-        try view.recordVersion(of: key, in: table) ?? 0
     }
 
     /// Back-pressure: waits while the overlay is over its bound and the applier can drain it.

@@ -18,8 +18,66 @@ import Glibc
             batch.delete("k")
             #expect(try store.commit(batch).recordVersions == [0])
             #expect(try store.string("k") == nil)
-            #expect(try store.put("k", "c").recordVersions == [1])
+            // A re-inserted key continues from the version it was deleted at.
+            #expect(try store.put("k", "c", if: .absent).recordVersions == [3])
+            #expect(try store.put("fresh", "x").recordVersions == [1])
         }
+    }
+
+    @Test(arguments: [false, true])
+    func aWriterHoldingAnOldVersionCannotOverwriteAReinsertedRecord(applyBetween: Bool) throws {
+        // The ABA case: A reads k at version 1; B deletes k; C inserts k again. A's write
+        // conditioned on version 1 must fail, whether the delete is still in the overlay or
+        // already a tombstone in LMDB.
+        try withStore(applyBetween ? Store.Options() : lazyOptions()) { store, _ in
+            try store.put("k", "original")
+            let seenByA = try #require(try store.snapshot().recordVersion(of: bytes("k")))
+            var delete = WriteBatch()
+            delete.delete("k", if: .version(seenByA))
+            try store.commit(delete)
+            if applyBetween { try store.flush() }
+            let reinserted = try store.put("k", "reinserted", if: .absent)
+            #expect(reinserted.recordVersions == [2])
+            if applyBetween { try store.flush() }
+            #expect(throws: KVError.conditionFailed([FailedCondition(table: "default", key: bytes("k"),
+                                                                     expected: .version(1), currentVersion: 2)])) {
+                try store.put("k", "stale write by A", if: .version(seenByA))
+            }
+            #expect(try store.string("k") == "reinserted")
+        }
+    }
+
+    @Test func deletesLeaveTombstonesThatReadsScansAndCountsIgnore() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let store = try Store(directory: directory.path)
+        var batch = WriteBatch()
+        for index in 0..<10 { batch.put("v\(index)", forKey: "k\(index)") }
+        try store.commit(batch)
+        batch = WriteBatch()
+        for index in stride(from: 0, to: 10, by: 2) { batch.delete("k\(index)") }
+        batch.delete("never-existed")
+        try store.commit(batch)
+        try store.flush()
+        let snapshot = try store.snapshot()
+        #expect(try snapshot.scan().map { text($0.key)! } == ["k1", "k3", "k5", "k7", "k9"])
+        #expect(try snapshot.scan(reverse: true).count == 5)
+        #expect(try snapshot.get("k4") == nil)
+        #expect(try snapshot.recordVersion(of: bytes("k4")) == nil)
+        snapshot.close()
+        #expect(try store.stats().recordCount == 5)
+        // A put over a tombstone makes it live again; the count follows.
+        try store.put("k4", "back", if: .absent)
+        try store.flush()
+        #expect(try store.stats().recordCount == 6)
+        store.close()
+        let report = try Store.check(directory: directory.path)
+        #expect(report.isSound, "\(report.problems)")
+        #expect(report.recordsPerTable["default"] == 6)
+        let reopened = try Store(directory: directory.path)
+        defer { reopened.close() }
+        #expect(try reopened.stats().recordCount == 6)
+        #expect(try reopened.snapshot().get("k4")?.version == 2)
     }
 
     @Test func commitVersionsIncreaseByOnePerCommit() throws {

@@ -71,6 +71,33 @@ import Testing
         }
     }
 
+    @Test func aPutOverATombstoneIsKindThree() {
+        let commit = LoggedCommit(version: 9, operations: [
+            LoggedOperation(table: "t", key: [0x6B], recordVersion: 4, value: [0x01], replacesTombstone: true),
+        ])
+        var writer = ByteWriter()
+        LogRecordCodec.encode(commit, durableVersion: 8, into: &writer)
+        let payload = Array(writer.bytes[LogFormat.recordHeaderSize...])
+        #expect(payload == [1, 0, 0, 0] + [3, 1, 0x74, 1, 0, 0x6B, 4, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x01])
+        let decoded = payload.withUnsafeBytes { LogRecordCodec.decodePayload($0, version: 9) }
+        #expect(decoded == commit)
+        #expect(decoded?.operations[0].replacesTombstone == true)
+    }
+
+    @Test func tombstoneBytesArePinned() throws {
+        var stored = [UInt8](repeating: 0, count: RecordCodec.storedSize(valueCount: 0))
+        stored.withUnsafeMutableBytes { RecordCodec.encodeTombstone(key: [0x6B], version: 5, into: $0) }
+        let body: [UInt8] = [5, 0, 0, 0, 0, 0, 0, 0x80]
+        let crc = crc32c(body, extending: crc32c([0x6B]))
+        #expect(stored == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)] + body)
+        try stored.withUnsafeBytes { raw in
+            try [UInt8]([0x6B]).withUnsafeBytes { key in
+                let decoded = try RecordCodec.decode(key: key, stored: raw, table: "t")
+                #expect(decoded.isTombstone && decoded.version == 5 && decoded.value.isEmpty)
+            }
+        }
+    }
+
     @Test func storedRecordBytesArePinned() throws {
         let stored = RecordCodec.encode(key: [0x6B], version: 3, value: [0x41, 0x42])
         let body: [UInt8] = [3, 0, 0, 0, 0, 0, 0, 0, 0x41, 0x42]
@@ -79,7 +106,7 @@ import Testing
         try stored.withUnsafeBytes { raw in
             try [UInt8]([0x6B]).withUnsafeBytes { key in
                 let decoded = try RecordCodec.decode(key: key, stored: raw, table: "t")
-                #expect(decoded.version == 3 && Array(decoded.value) == [0x41, 0x42])
+                #expect(decoded.version == 3 && Array(decoded.value) == [0x41, 0x42] && !decoded.isTombstone)
             }
         }
         // The checksum covers the key: the same bytes under another key do not verify.

@@ -2,10 +2,10 @@ import Contexts
 import Policies
 import Testing
 
-@Suite("Known engine limitations")
-struct KnownLimitationTests {
-    @Test("a record deleted and re-inserted restarts at version 1, hiding the change from a stale reader (ABA)")
-    func versionRestartsAfterReinsert() throws {
+@Suite("Record versions across delete and re-insert")
+struct ReinsertVersionTests {
+    @Test("a record deleted and re-inserted continues its version, so a stale reader's save conflicts (no ABA)")
+    func versionContinuesAfterReinsert() throws {
         try withTestStore { store in
             let id = try store.seed("Person", person("Ann", 30))
             let stale = store.context("stale")
@@ -18,14 +18,13 @@ struct KnownLimitationTests {
                 again["name"] = .string("Zoe")
                 again["age"] = .int(1)
                 try deleter.save()
+                // The engine continues from the tombstone's version instead of restarting at 1.
+                #expect(again.committedVersion == 2)
             }
             try stale.performAndWait {
                 try stale.existingObject(with: id)["age"] = .int(31)
-                // The contract wants a conflict here (the record the context read is gone); the
-                // engine's record version restarts at 1 on re-insert, so the save cannot tell.
-                withKnownIssue("KVEngine: record versions restart at 1 after delete + re-insert") {
-                    #expect(throws: MergeError.self) { try stale.save() }
-                }
+                // The record the context read is gone: the contract wants a conflict here.
+                #expect(throws: MergeError.self) { try stale.save() }
             }
         }
     }
