@@ -60,11 +60,12 @@ extension StoreCore {
 
         let group = commitQueue.withLock { queue in Array(queue.waiters.prefix(options.maxGroupCommits)) }
         lead(group)
-        let next = commitQueue.withLock { queue -> CommitWaiter? in
+        let (next, closing) = commitQueue.withLock { queue -> (CommitWaiter?, Bool) in
             queue.waiters.removeFirst(group.count)
-            return queue.waiters.first
+            return (queue.waiters.first, queue.closed)
         }
-        commitQueue.broadcast()
+        // Only `close` waits on the queue's condition, for it to drain.
+        if closing { commitQueue.broadcast() }
         for member in group where member !== waiter { member.signal() }
         next?.signal()
         return try waiter.result!.get()

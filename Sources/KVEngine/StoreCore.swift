@@ -195,11 +195,19 @@ final class StoreCore: @unchecked Sendable {
     }
 
     func snapshotDidClose(id: Int) {
-        overlay.withLock { state in
-            guard let closed = state.liveSnapshots.removeValue(forKey: id) else { return }
-            if state.keptForSnapshots && closed.floor < closed.version { state.sweep() }
+        // Wake waiters only when one can be waiting for this: the applier waits for open
+        // snapshots to end before it grows the map, and a sweep may free overlay space.
+        // Waking the applier after every commit's view snapshot cost a context switch each.
+        let wake = overlay.withLock { state -> Bool in
+            guard let closed = state.liveSnapshots.removeValue(forKey: id) else { return false }
+            var freed = false
+            if state.keptForSnapshots && closed.floor < closed.version {
+                state.sweep()
+                freed = true
+            }
+            return freed || state.mapGrowthPending || state.closing
         }
-        overlay.broadcast()
+        if wake { overlay.broadcast() }
     }
 
     // MARK: Flush, checkpoint, close
