@@ -48,6 +48,8 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
     case snapshotClosed
     /// There is no store in the directory, and the caller asked not to create one.
     case noStore(path: String)
+    /// A commit would create more tables than the store was opened for (`Options.maxTables`).
+    case tooManyTables(limit: Int)
 
     public var description: String {
         switch self {
@@ -85,7 +87,15 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
             return "snapshot is closed"
         case let .noStore(path):
             return "no Cairn store at \(path)"
+        case let .tooManyTables(limit):
+            return "a commit would create more than \(limit) tables; open the store with a larger Options.maxTables"
         }
+    }
+
+    /// `error` as the reason a store is poisoned, never wrapped twice.
+    static func poisoning(_ error: KVError) -> KVError {
+        if case .poisoned = error { return error }
+        return .poisoned(error)
     }
 
     package static func printable(_ key: [UInt8]) -> String {

@@ -57,7 +57,7 @@ struct LogWriter {
 
     /// Appends `commits` in one write, then syncs once when `sync` is true.
     mutating func append(_ commits: [LoggedCommit], sync: Bool) throws(KVError) {
-        if let failure { throw KVError.poisoned(failure) }
+        if let failure { throw KVError.poisoning(failure) }
         guard let first = commits.first else { return }
         if segments[segments.count - 1].size >= segmentLimit {
             try rotate(nextVersion: first.version)
@@ -82,7 +82,7 @@ struct LogWriter {
 
     /// Makes the log durable through `version` (no-op when it already is).
     mutating func sync(through version: UInt64) throws(KVError) {
-        if let failure { throw KVError.poisoned(failure) }
+        if let failure { throw KVError.poisoning(failure) }
         guard durableVersion < min(version, writtenVersion) else { return }
         do { try syncActive() } catch {
             failure = error
@@ -98,7 +98,7 @@ struct LogWriter {
 
     /// Seals the active segment (synced) and starts a new one at `nextVersion`.
     mutating func rotate(nextVersion: UInt64) throws(KVError) {
-        if let failure { throw KVError.poisoned(failure) }
+        if let failure { throw KVError.poisoning(failure) }
         do throws(KVError) {
             if durableVersion < writtenVersion { try syncActive() }
             let file = try LogWriter.createSegment(fileSystem, directory, firstVersion: nextVersion)

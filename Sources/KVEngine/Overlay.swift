@@ -69,6 +69,8 @@ struct OverlayState {
     var latestVersion: UInt64 = 0
     /// LMDB table handles known to be committed, by name.
     var tableHandles: [String: MDB_dbi] = [:]
+    /// Tables that unapplied commits write to and LMDB does not have yet.
+    var pendingTables: Set<String> = []
     var liveSnapshots: [Int: LiveSnapshot] = [:]
     var nextSnapshotID = 0
     /// Set when applied entries were kept for a live snapshot; a full sweep drops them later.
@@ -100,6 +102,7 @@ struct OverlayState {
                 let entry = OverlayEntry(
                     commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
                 let tableKey = TableKey(table: operation.table, key: operation.key)
+                if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
                 if let index = entries.index(forKey: tableKey) {
                     let previous = entries.values[index].newest
                     entries.values[index].older.append(previous)
@@ -122,6 +125,7 @@ struct OverlayState {
     /// Records that LMDB now holds everything through `version`, and prunes.
     mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi]) {
         tableHandles.merge(newTables) { old, _ in old }
+        pendingTables.subtract(newTables.keys)
         appliedVersion = version
         watermark = version
         let intervals = neededIntervals

@@ -1,5 +1,5 @@
 // How a record is stored as an LMDB value. FROZEN: part of the on-disk format;
-// RecordCodecTests pins the bytes.
+// LogFormatTests pins the bytes.
 //
 //    0          4                  12
 //   +----------+------------------+----------------------+

@@ -88,6 +88,9 @@ struct LogScanner {
             let file = try fileSystem.open(path, create: false)
             defer { file.close() }
             let bytes = try file.read(at: 0, count: try file.size())
+            // The WAL rule holds in recovery too: after a process crash the page cache may
+            // hold records that were never synced; they go to LMDB only once they are on disk.
+            if repair && bytes.count > LogFormat.segmentHeaderSize { try file.sync() }
             // A segment shorter than its header is a creation the crash interrupted.
             if bytes.count <= LogFormat.segmentHeaderSize, isLast,
                (try? bytes.withBytes({ (raw) throws(KVError) in try LogRecordReader.readSegmentHeader(raw, file: path) })) == nil {

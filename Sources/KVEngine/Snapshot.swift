@@ -1,4 +1,5 @@
 import CLMDB
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,8 @@ public struct Record: Sendable, Hashable {
     public var key: [UInt8]
     /// The value.
     public var value: [UInt8]
-    /// The record's version: 1 when inserted, +1 on every committed update.
+    /// The record's version: 1 when first inserted, +1 on every committed update; a key
+    /// inserted again after a delete continues from the version it was deleted at.
     public var version: UInt64
 
     public init(key: [UInt8], value: [UInt8], version: UInt64) {
@@ -67,6 +69,8 @@ public final class Snapshot: @unchecked Sendable {
     /// The last table read and its handle: most readers read one table, and comparing a
     /// name is cheaper than hashing it. Under `transaction`'s lock.
     private var lastTable: (name: String, handle: MDB_dbi?)? = nil
+    /// The thread inside `transaction`'s lock, to catch re-entrance (which would deadlock).
+    private let owner = Atomic<UInt>(0)
 
     init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, tables: [String: MDB_dbi], transaction: LMDBTransaction) {
         self.core = core
@@ -79,9 +83,26 @@ public final class Snapshot: @unchecked Sendable {
 
     deinit { close() }
 
+    /// Runs `body` under the transaction lock; using the snapshot again from inside one of
+    /// its own closures would deadlock, so it stops the process with a message instead.
+    private func withTransaction<Result, Failure: Error>(
+        _ operation: String, _ body: (inout LMDBTransaction?) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
+        if owner.load(ordering: .relaxed) == me {
+            fatalError("Snapshot.\(operation) called inside a closure that is reading from the same snapshot "
+                + "(withValue/forEach); copy what you need out of the closure and call it afterwards")
+        }
+        return try transaction.withLock { (transaction) throws(Failure) -> Result in
+            owner.store(me, ordering: .relaxed)
+            defer { owner.store(0, ordering: .relaxed) }
+            return try body(&transaction)
+        }
+    }
+
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
     public func close() {
-        let ended = transaction.withLock { transaction -> Bool in
+        let ended = withTransaction("close()") { transaction -> Bool in
             guard let open = transaction else { return false }
             open.abort()
             transaction = nil
@@ -92,7 +113,7 @@ public final class Snapshot: @unchecked Sendable {
 
     /// Ends the LMDB transaction because the store is closing; the store already forgot it.
     func invalidate() {
-        transaction.withLock { transaction in
+        withTransaction("close() (through Store.close())") { transaction in
             transaction?.abort()
             transaction = nil
         }
@@ -131,7 +152,7 @@ public final class Snapshot: @unchecked Sendable {
     func visitStored(forKey key: [UInt8], in table: String,
                      _ body: (UnsafeRawBufferPointer?, UInt64, Bool) throws -> Void) throws {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
-        try transaction.withLock { (transaction) throws in
+        try withTransaction("read") { (transaction) throws in
             guard let transaction else { throw KVError.snapshotClosed }
             // Commits not yet applied to LMDB answer from the overlay.
             if floor < version,
@@ -245,7 +266,7 @@ public final class Snapshot: @unchecked Sendable {
             ? core.overlay.withLock { $0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version) }
             : []
         if reverse { overlayItems.reverse() }
-        try transaction.withLock { (transaction) throws in
+        try withTransaction("forEach/scan") { (transaction) throws in
             guard let transaction else { throw KVError.snapshotClosed }
             let cursor = try tables[table].map { try transaction.openCursor($0) }
             defer { cursor?.close() }
@@ -282,7 +303,7 @@ public final class Snapshot: @unchecked Sendable {
     /// Live records of `table` in LMDB (as of the applied version this snapshot reads):
     /// LMDB's entries less the tombstones the applier counted.
     func entryCount(in table: String) throws(KVError) -> Int {
-        try transaction.withLock { (transaction) throws(KVError) -> Int in
+        try withTransaction("entryCount") { (transaction) throws(KVError) -> Int in
             guard let transaction else { throw KVError.snapshotClosed }
             guard let dbi = tables[table] else { return 0 }
             let tombstones = try StoreCore.tombstoneCount(of: table, in: transaction, meta: core.metaHandle)

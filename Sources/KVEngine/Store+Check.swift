@@ -41,8 +41,9 @@ extension Store {
         }
         let lock = try ProcessLock(directory: directory)
         defer { _ = lock }
+        // maxTables only limits the handles this environment opens: allow any count.
         let env = try LMDBEnvironment(directory: directory, mapSize: Store.Options().mapSize, maxReaders: 16,
-                                      maxTables: Store.Options().maxTables)
+                                      maxTables: 32_767)
         defer { env.close() }
         var report = CheckReport()
         let transaction = try env.beginTransaction(readOnly: true)
@@ -51,8 +52,12 @@ extension Store {
             report.problems.append("LMDB has no \(StoreCore.metaTable) table")
             return report
         }
-        let applied = try transaction.value(for: StoreCore.appliedKey, in: meta).map { bytes in
-            bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) }
+        let appliedBytes = try transaction.value(for: StoreCore.appliedKey, in: meta)
+        if let appliedBytes, appliedBytes.count != 8 {
+            report.problems.append("the applied version in \(StoreCore.metaTable) is \(appliedBytes.count) bytes, not 8")
+        }
+        let applied = appliedBytes.map { bytes in
+            bytes.count == 8 ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
         } ?? 0
         report.appliedVersion = applied
         var tables: [String: MDB_dbi] = [:]

@@ -67,8 +67,9 @@ public final class Store: Sendable {
         public var maxTables: Int = 256
         /// A log segment is sealed and a new one started past this size. Default 64 MiB.
         public var segmentSize: Int = 64 << 20
-        /// The most bytes committed but not yet applied to LMDB; writers wait beyond it.
-        /// Default 256 MiB. A single larger commit is accepted when nothing is pending.
+        /// The overlay's soft bound: once this many bytes are committed but not yet applied
+        /// to LMDB, new commits wait for the applier. Default 256 MiB. A group already past
+        /// the check may take it over the bound, and a single larger commit is accepted.
         public var overlayLimit: Int = 256 << 20
         /// The applier starts once this many bytes are pending, or after `applyInterval`.
         public var applyThreshold: Int = 8 << 20
@@ -134,8 +135,9 @@ public final class Store: Sendable {
 
     /// Applies everything pending, then deletes the log segments LMDB holds durably.
     ///
-    /// Checkpoints also run automatically after the applier's work; call this to shrink
-    /// the log now (for example before a backup of the LMDB file).
+    /// The applier retires sealed segments by itself, and segments are sealed when they
+    /// reach `Options.segmentSize`; call this to also seal and retire the active segment
+    /// now (for example before a backup of the LMDB file).
     @discardableResult
     public func checkpoint() throws(KVError) -> CheckpointReport {
         try core.checkpoint()

@@ -58,7 +58,7 @@ extension StoreCore {
         if !isLeader { waiter.waitForSignal() }
         if let result = waiter.result { return try result.get() }
 
-        let group = commitQueue.withLock { queue in Array(queue.waiters.prefix(options.maxGroupCommits)) }
+        let group = commitQueue.withLock { queue in Array(queue.waiters.prefix(max(1, options.maxGroupCommits))) }
         lead(group)
         let (next, closing) = commitQueue.withLock { queue -> (CommitWaiter?, Bool) in
             queue.waiters.removeFirst(group.count)
@@ -71,55 +71,57 @@ extension StoreCore {
         return try waiter.result!.get()
     }
 
-    /// Commits one group; sets every member's result.
+    /// Commits one group; sets every member's result. Results are set only once the
+    /// group's log append has succeeded: a member whose batch only checks conditions may
+    /// have been checked against an earlier member's writes, which count only if logged.
     private func lead(_ group: [CommitWaiter]) {
-        func fail(_ error: KVError, _ members: some Sequence<CommitWaiter>) {
-            for member in members where member.result == nil { member.result = .failure(error) }
-        }
         do {
             try waitForOverlaySpace()
             let view = try makeSnapshot()
             defer { view.close() }
+            var knownTables = overlay.withLock { state in Set(state.tableHandles.keys).union(state.pendingTables) }
             var groupVersions: [TableKey: RecordState] = [:]
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
-            var committed: [CommitWaiter] = []
+            var accepted: [(member: CommitWaiter, info: CommitInfo)] = []
             for member in group {
                 do {
-                    let outcome = try evaluate(member.batch, view: view, group: &groupVersions)
+                    let outcome = try evaluate(member.batch, view: view, group: &groupVersions, knownTables: &knownTables)
                     if outcome.operations.isEmpty {
-                        member.result = .success(CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions))
+                        accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
                         continue
                     }
                     commits.append(LoggedCommit(version: nextVersion, operations: outcome.operations))
-                    member.result = .success(CommitInfo(version: nextVersion, recordVersions: outcome.versions))
-                    committed.append(member)
+                    accepted.append((member, CommitInfo(version: nextVersion, recordVersions: outcome.versions)))
                     nextVersion += 1
                 } catch {
                     member.result = .failure(error)
                 }
             }
-            guard !commits.isEmpty else { return }
-            let sync = committed.contains { $0.durability == .full }
-            do {
-                try log.withLock { (log) throws(KVError) in try log.append(commits, sync: sync) }
-            } catch {
-                for member in committed { member.result = .failure(error) }
-                return
+            if !commits.isEmpty {
+                let sync = accepted.contains { $0.member.durability == .full }
+                do {
+                    try log.withLock { (log) throws(KVError) in try log.append(commits, sync: sync) }
+                } catch {
+                    for (member, _) in accepted { member.result = .failure(error) }
+                    return
+                }
+                let wakeApplier = overlay.withLock { state in
+                    state.publish(commits)
+                    return state.bytes >= options.applyThreshold
+                }
+                if wakeApplier { overlay.broadcast() }
             }
-            let wakeApplier = overlay.withLock { state in
-                state.publish(commits)
-                return state.bytes >= options.applyThreshold
-            }
-            if wakeApplier { overlay.broadcast() }
+            for (member, info) in accepted { member.result = .success(info) }
         } catch {
-            fail(error, group)
+            for member in group where member.result == nil { member.result = .failure(error) }
         }
     }
 
     /// Checks a batch's conditions against the latest state plus the group's earlier
     /// commits; returns the operations to log and each operation's resulting version.
-    private func evaluate(_ batch: WriteBatch, view: Snapshot, group: inout [TableKey: RecordState]) throws(KVError)
+    private func evaluate(_ batch: WriteBatch, view: Snapshot, group: inout [TableKey: RecordState],
+                          knownTables: inout Set<String>) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64])
     {
         var local: [TableKey: RecordState] = [:]
@@ -135,7 +137,18 @@ extension StoreCore {
             if let known = local[tableKey] ?? group[tableKey] {
                 state = known
             } else {
-                state = try view.recordState(of: operation.key, in: operation.table)
+                do {
+                    state = try view.recordState(of: operation.key, in: operation.table)
+                } catch KVError.corruptRecord(let table, let key, let reason) {
+                    // A record that fails its checksum can still be replaced or deleted
+                    // without a condition (nothing to compare), so it can be repaired. No
+                    // record version can exceed the commit version, so continuing from it
+                    // keeps versions from repeating.
+                    switch operation {
+                    case .put(_, _, _, nil), .delete(_, _, nil): state = .live(view.version)
+                    default: throw KVError.corruptRecord(table: table, key: key, reason: reason)
+                    }
+                }
             }
             // What conditions and callers see: the live version, 0 when absent or deleted.
             let current = state.exists ? state.version : 0
@@ -143,6 +156,14 @@ extension StoreCore {
             switch operation {
             case let .put(table, key, value, required):
                 condition = required
+                if !knownTables.contains(table) {
+                    // LMDB's table limit is fixed at open; past it the applier could not
+                    // create the table, so refuse here, before anything is logged.
+                    guard knownTables.count < options.maxTables - 1 else {
+                        throw KVError.tooManyTables(limit: options.maxTables - 1)
+                    }
+                    knownTables.insert(table)
+                }
                 // A put continues from a tombstone's version: a key's versions never repeat.
                 let next = state.version + 1
                 var replacesTombstone = false
@@ -179,10 +200,12 @@ extension StoreCore {
         return (operations, versions)
     }
 
-    /// Back-pressure: waits while the overlay is over its bound and the applier can drain it.
+    /// Back-pressure: waits while the overlay is over its bound and the applier can drain
+    /// it. Also where a dead applier poisons the commit path.
     private func waitForOverlaySpace() throws(KVError) {
         let full = { (state: OverlayState) in state.bytes >= self.options.overlayLimit && state.unappliedCount > 0 }
-        let mustWait = overlay.withLock { state in
+        let mustWait = try overlay.withLock { (state) throws(KVError) -> Bool in
+            if let error = state.applyError { throw KVError.poisoning(error) }
             if full(state) { state.flushRequested = true }
             return full(state)
         }
@@ -193,7 +216,7 @@ extension StoreCore {
                 until: { !full($0) || $0.applyError != nil || $0.stopping },
                 timeout: options.mapFullTimeout
             ) { (state, ready) throws(KVError) -> Bool in
-                if let error = state.applyError { throw KVError.poisoned(error) }
+                if let error = state.applyError { throw KVError.poisoning(error) }
                 if state.stopping { throw KVError.closed }
                 if ready { return true }
                 if state.mapGrowthPending {

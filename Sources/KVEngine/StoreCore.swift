@@ -45,9 +45,18 @@ final class StoreCore: @unchecked Sendable {
         if !options.createIfMissing && !PosixFileSystem().exists(directory + "/data.mdb") {
             throw KVError.noStore(path: directory)
         }
+        let created = !PosixFileSystem().exists(directory + "/data.mdb")
         try PosixFileSystem().createDirectory(directory)
         let lock = try ProcessLock(directory: directory)
         try fileSystem.createDirectory(walDirectory)
+        if created {
+            // A new store's directories must survive power loss before its first commit
+            // can be acknowledged: sync the parent's entry for the store, and the store's
+            // entry for wal/.
+            let parent = directory.contains("/") ? String(directory[..<directory.lastIndex(of: "/")!]) : "."
+            try PosixFileSystem().syncDirectory(parent.isEmpty ? "/" : parent)
+            try fileSystem.syncDirectory(directory)
+        }
         let env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize,
                                       maxReaders: options.maxReaders, maxTables: options.maxTables)
         let opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
@@ -100,7 +109,7 @@ final class StoreCore: @unchecked Sendable {
             guard version > applied else { return }
             guard let commit = LogRecordCodec.decodePayload(payload, version: version) else {
                 throw KVError.corruptLog(file: walDirectory, offset: 0,
-                                         reason: "record \(version) passed its checksum but does not decode")
+                                         reason: "record of version \(version) passed its checksum but does not decode")
             }
             pending.append(commit)
             pendingBytes += payload.count
@@ -162,26 +171,25 @@ final class StoreCore: @unchecked Sendable {
     // MARK: Snapshots
 
     func makeSnapshot() throws(KVError) -> Snapshot {
-        let (id, floor, version, tables) = try overlay.withLock { (state) throws(KVError) in
+        // Everything under the overlay lock, the LMDB read transaction included:
+        // - LMDB then holds exactly the applied state at this moment, which lies between
+        //   the watermark (floor) and the latest commit (version). Begun after the lock
+        //   was released, it could see a commit newer than `version` that the applier
+        //   applied in between, and answer from it.
+        // - The map cannot be resized under it (the applier resizes under this lock, only
+        //   with no snapshot registered).
+        // - `close` sees every snapshot, so none outlives the environment.
+        try overlay.withLock { (state) throws(KVError) -> Snapshot in
             if state.closing { throw KVError.closed }
+            let transaction = try beginReadTransaction()
             let id = state.nextSnapshotID
             state.nextSnapshotID += 1
+            let snapshot = Snapshot(core: self, id: id, floor: state.watermark, version: state.latestVersion,
+                                    tables: state.tableHandles, transaction: transaction)
             state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
-                                                   openedAt: monotonicSeconds(), snapshot: nil)
-            return (id, state.watermark, state.latestVersion, state.tableHandles)
+                                                   openedAt: monotonicSeconds(), snapshot: snapshot)
+            return snapshot
         }
-        // Begun after registering: the map cannot be resized under it, and it sees LMDB
-        // at or after `floor`, which was applied before the watermark moved there.
-        let transaction: LMDBTransaction
-        do throws(KVError) {
-            transaction = try beginReadTransaction()
-        } catch {
-            snapshotDidClose(id: id)
-            throw error
-        }
-        let snapshot = Snapshot(core: self, id: id, floor: floor, version: version, tables: tables, transaction: transaction)
-        overlay.withLock { $0.liveSnapshots[id]?.snapshot = snapshot }
-        return snapshot
     }
 
     private func beginReadTransaction() throws(KVError) -> LMDBTransaction {

@@ -89,18 +89,19 @@ public struct WriteBatch: Sendable, Equatable {
         delete(Array(key.utf8), in: table, if: condition)
     }
 
-    /// Throws the typed error for the first key or table name LMDB would reject.
+    /// Throws the typed error for the first key or table name LMDB would reject, or when
+    /// the batch's log record would be larger than the log accepts.
     func validate(maxKeySize: Int) throws(KVError) {
-        var total = 0
+        var payload = 4
         for operation in operations {
             try Store.validate(table: operation.table)
             try Store.validate(key: operation.key, maxKeySize: maxKeySize)
-            if case .put(_, let key, let value, _) = operation {
-                total += key.count + value.count + 64
-            }
+            // The exact size of the operation in the log payload (see LogFormat.swift).
+            payload += 1 + 1 + operation.table.utf8.count + 2 + operation.key.count + 8
+            if case .put(_, _, let value, _) = operation { payload += 4 + value.count }
         }
-        if total > LogFormat.maxPayloadSize {
-            throw KVError.tooLarge(bytes: total, limit: LogFormat.maxPayloadSize)
+        if payload > LogFormat.maxPayloadSize {
+            throw KVError.tooLarge(bytes: payload, limit: LogFormat.maxPayloadSize)
         }
     }
 }
