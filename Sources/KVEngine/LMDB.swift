@@ -81,6 +81,10 @@ struct LMDBTransaction: @unchecked Sendable {
 
     func commit() throws(KVError) { try check(mdb_txn_commit(handle), "mdb_txn_commit") }
     func abort() { mdb_txn_abort(handle) }
+    /// Ends a read transaction but keeps its handle and its reader slot, for `renew`.
+    func reset() { mdb_txn_reset(handle) }
+    /// Starts a reset read transaction again, in the slot it kept.
+    func renew() throws(KVError) { try check(mdb_txn_renew(handle), "mdb_txn_renew") }
 
     /// Opens a named table; nil when it does not exist and `create` is false.
     func openTable(_ name: String, create: Bool) throws(KVError) -> MDB_dbi? {

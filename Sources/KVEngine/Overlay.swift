@@ -72,6 +72,9 @@ struct OverlayState {
     /// Tables that unapplied commits write to and LMDB does not have yet.
     var pendingTables: Set<String> = []
     var liveSnapshots: [Int: LiveSnapshot] = [:]
+    /// A reset read transaction kept for the commit leader's views, so commits never need a
+    /// reader slot that open snapshots may all hold. nil while a view has it.
+    var reservedReader: LMDBTransaction?
     var nextSnapshotID = 0
     /// Set when applied entries were kept for a live snapshot; a full sweep drops them later.
     var keptForSnapshots = false

@@ -72,8 +72,13 @@ public final class Snapshot: @unchecked Sendable {
     /// The thread inside `transaction`'s lock, to catch re-entrance (which would deadlock).
     private let owner = Atomic<UInt>(0)
 
-    init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, tables: [String: MDB_dbi], transaction: LMDBTransaction) {
+    /// Whether the transaction is the engine's reserved reader, reset and returned on close.
+    let recycles: Bool
+
+    init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, tables: [String: MDB_dbi],
+         transaction: LMDBTransaction, recycles: Bool = false) {
         self.core = core
+        self.recycles = recycles
         self.id = id
         self.floor = floor
         self.version = version
@@ -102,13 +107,17 @@ public final class Snapshot: @unchecked Sendable {
 
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
     public func close() {
-        let ended = withTransaction("close()") { transaction -> Bool in
-            guard let open = transaction else { return false }
-            open.abort()
+        let ended = withTransaction("close()") { transaction -> (Bool, LMDBTransaction?) in
+            guard let open = transaction else { return (false, nil) }
             transaction = nil
-            return true
+            if recycles {
+                open.reset()
+                return (true, open)
+            }
+            open.abort()
+            return (true, nil)
         }
-        if ended { core.snapshotDidClose(id: id) }
+        if ended.0 { core.snapshotDidClose(id: id, recycled: ended.1) }
     }
 
     /// Ends the LMDB transaction because the store is closing; the store already forgot it.

@@ -77,7 +77,7 @@ extension StoreCore {
     private func lead(_ group: [CommitWaiter]) {
         do {
             try waitForOverlaySpace()
-            let view = try makeSnapshot()
+            let view = try makeSnapshot(reserved: true)
             defer { view.close() }
             var knownTables = overlay.withLock { state in Set(state.tableHandles.keys).union(state.pendingTables) }
             var groupVersions: [TableKey: RecordState] = [:]

@@ -71,7 +71,16 @@ final class StoreCore: @unchecked Sendable {
         metaHandle = opened.meta
         recoveryReport = opened.report
         log = ConditionLock(opened.writer)
-        overlay = ConditionLock(opened.state)
+        var state = opened.state
+        do throws(KVError) {
+            let reserved = try env.beginTransaction(readOnly: true)
+            reserved.reset()
+            state.reservedReader = reserved
+        } catch {
+            env.close()
+            throw error
+        }
+        overlay = ConditionLock(state)
         processLock = lock
         let core = self
         applier = startThread { core.applierLoop() }
@@ -170,7 +179,9 @@ final class StoreCore: @unchecked Sendable {
 
     // MARK: Snapshots
 
-    func makeSnapshot() throws(KVError) -> Snapshot {
+    /// A snapshot of the latest commit. `reserved`: the commit leader's view, which uses the
+    /// engine's own reader slot and hands it back when closed.
+    func makeSnapshot(reserved: Bool = false) throws(KVError) -> Snapshot {
         // Everything under the overlay lock, the LMDB read transaction included:
         // - LMDB then holds exactly the applied state at this moment, which lies between
         //   the watermark (floor) and the latest commit (version). Begun after the lock
@@ -181,11 +192,21 @@ final class StoreCore: @unchecked Sendable {
         // - `close` sees every snapshot, so none outlives the environment.
         try overlay.withLock { (state) throws(KVError) -> Snapshot in
             if state.closing { throw KVError.closed }
-            let transaction = try beginReadTransaction()
+            let transaction: LMDBTransaction
+            let recycles: Bool
+            if reserved, let kept = state.reservedReader {
+                try kept.renew()
+                state.reservedReader = nil
+                transaction = kept
+                recycles = true
+            } else {
+                transaction = try beginReadTransaction()
+                recycles = false
+            }
             let id = state.nextSnapshotID
             state.nextSnapshotID += 1
             let snapshot = Snapshot(core: self, id: id, floor: state.watermark, version: state.latestVersion,
-                                    tables: state.tableHandles, transaction: transaction)
+                                    tables: state.tableHandles, transaction: transaction, recycles: recycles)
             state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
                                                    openedAt: monotonicSeconds(), snapshot: snapshot)
             return snapshot
@@ -202,11 +223,15 @@ final class StoreCore: @unchecked Sendable {
         }
     }
 
-    func snapshotDidClose(id: Int) {
+    /// `recycled`: the reserved reader, reset, to keep for the next commit group.
+    func snapshotDidClose(id: Int, recycled: LMDBTransaction? = nil) {
         // Wake waiters only when one can be waiting for this: the applier waits for open
         // snapshots to end before it grows the map, and a sweep may free overlay space.
         // Waking the applier after every commit's view snapshot cost a context switch each.
         let wake = overlay.withLock { state -> Bool in
+            if let recycled {
+                if state.closing { recycled.abort() } else { state.reservedReader = recycled }
+            }
             guard let closed = state.liveSnapshots.removeValue(forKey: id) else { return false }
             var freed = false
             if state.keptForSnapshots && closed.floor < closed.version {
@@ -270,6 +295,8 @@ final class StoreCore: @unchecked Sendable {
         // below for the map to grow.
         let snapshots = overlay.withLock { state in
             state.closing = true
+            state.reservedReader?.abort()
+            state.reservedReader = nil
             defer { state.liveSnapshots.removeAll() }
             return state.liveSnapshots.values.compactMap { $0.snapshot }
         }

@@ -67,6 +67,32 @@ import Glibc
         }
     }
 
+    @Test func commitsKeepWorkingWhenOpenSnapshotsHoldEveryReaderSlot() throws {
+        var options = Store.Options()
+        options.maxReaders = 6
+        try withStore(options) { store, _ in
+            try store.put("k", "v")
+            var held: [Snapshot] = []
+            var refusal: KVError? = nil
+            while refusal == nil && held.count < 10 {
+                do { held.append(try store.snapshot()) } catch let error as KVError { refusal = error }
+            }
+            // The engine keeps one slot for its commit leader; the rest went to snapshots.
+            #expect(held.count == 5)
+            guard case .lmdb(let code, _)? = refusal else {
+                Issue.record("expected MDB_READERS_FULL, got \(String(describing: refusal))")
+                return
+            }
+            #expect(code == lmdbReadersFull)
+            for index in 0..<20 { try store.put("k\(index)", "v") }  // commits still go through
+            held.removeLast().close()
+            let snapshot = try store.snapshot()  // a freed slot can be taken again
+            #expect(try snapshot.get("k19") != nil)
+            snapshot.close()
+            held.forEach { $0.close() }
+        }
+    }
+
     @Test func aFailedApplierPoisonsCommitsAtOnce() throws {
         try withStore { store, _ in
             try store.put("k", "v")
