@@ -39,7 +39,8 @@ let package = Package(
         .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KVEngine", "Policies", "CairnTestSupport"]),
         .testTarget(
             name: "CairnToolTests",
-            dependencies: ["KVEngine", "CairnTestSupport"]
+            dependencies: ["KVEngine", "CairnTestSupport"],
+            resources: [.copy("Scenarios")]
         ),
     ],
     swiftLanguageModes: [.v6]

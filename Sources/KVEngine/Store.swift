@@ -105,7 +105,7 @@ public final class Store: Sendable {
         core = try StoreCore(directory: directory, options: options, fileSystem: fileSystem)
     }
 
-    deinit { core.close() }
+    deinit { try? core.close() }
 
     /// Commits `batch` all-or-nothing and returns when it is durable (per `durability`).
     ///
@@ -152,14 +152,26 @@ public final class Store: Sendable {
     }
 
     /// Applies what is pending, retires the log, and closes. Open snapshots are ended.
-    /// Called by `deinit` too.
+    /// Called by `deinit` too. Errors of the final flush are not reported: use
+    /// `shutDown()` to learn of them.
     public func close() {
-        core.close()
+        try? core.close()
+    }
+
+    /// Closes like `close()`, then reports what the final flush could not do: for example
+    /// a failed fdatasync of `.normal` commits, which may then be lost on power loss (the
+    /// store is closed either way; reopening recovers what the log holds).
+    ///
+    /// ```swift
+    /// do { try store.shutDown() } catch { log("last commits may not be durable: \(error)") }
+    /// ```
+    public func shutDown() throws(KVError) {
+        try core.close()
     }
 
     /// Stops as a crash would: no flush, no sync, threads stopped, files closed (tests).
     package func simulateCrash() {
-        core.close(crash: true)
+        try? core.close(crash: true)
     }
 
     /// The store's directory.

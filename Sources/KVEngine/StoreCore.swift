@@ -282,7 +282,9 @@ final class StoreCore: @unchecked Sendable {
     }
 
     /// Closes the store; with `crash`, the way a crash would (nothing flushed or synced).
-    func close(crash: Bool = false) {
+    /// Throws what the final flush or log retirement could not do; the store is closed
+    /// either way, and only the first call reports.
+    func close(crash: Bool = false) throws(KVError) {
         let first = closing.withLock { closed in
             defer { closed = true }
             return !closed
@@ -302,18 +304,26 @@ final class StoreCore: @unchecked Sendable {
         }
         for snapshot in snapshots { snapshot.invalidate() }
         overlay.broadcast()
-        if !crash { try? flush() }
+        var failure: KVError? = nil
+        if !crash {
+            do { try flush() } catch { failure = error }
+        }
         overlay.withLock { $0.stopping = true }
         overlay.broadcast()
         if let applier { pthread_join(applier, nil) }
         applier = nil
-        if !crash {
+        if !crash && failure == nil {
             let applied = overlay.withLock { $0.appliedVersion }
-            _ = try? log.withLock { (log) throws(KVError) in try log.retire(appliedThrough: applied) }
+            do {
+                _ = try log.withLock { (log) throws(KVError) in try log.retire(appliedThrough: applied) }
+            } catch {
+                failure = error
+            }
         }
         log.withLock { $0.close() }
         env.close()
         processLock = nil
+        if let failure { throw failure }
     }
 }
 

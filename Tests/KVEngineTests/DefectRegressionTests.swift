@@ -93,6 +93,31 @@ import Glibc
         }
     }
 
+    @Test func shutDownReportsAFinalSyncThatFailed() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let fileSystem = FaultFileSystem()
+        var options = lazyOptions()
+        options.durability = .normal
+        let store = try Store(directory: directory.path, options: options, fileSystem: fileSystem)
+        try store.put("k", "v")  // acknowledged without a sync
+        fileSystem.inject(.sync, at: 1, errno: EIO)  // the sync the final flush needs
+        do {
+            try store.shutDown()
+            Issue.record("shutDown hid a failed sync")
+        } catch {
+            var underlying = error
+            while case .poisoned(let inner) = underlying { underlying = inner }
+            guard case .io(let code, _, _) = underlying else {
+                Issue.record("expected the injected I/O error, got \(error)")
+                return
+            }
+            #expect(code == EIO)
+        }
+        #expect(throws: KVError.closed) { try store.put("k", "w") }
+        store.close()  // closing again is harmless and reports nothing
+    }
+
     @Test func aFailedApplierPoisonsCommitsAtOnce() throws {
         try withStore { store, _ in
             try store.put("k", "v")
