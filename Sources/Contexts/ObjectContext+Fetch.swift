@@ -1,10 +1,10 @@
 import KVEngine
 import Policies
 
-// Fetching. Every fetch reads the latest committed state (a fresh snapshot; the seam for
-// pinned query generations is `readSnapshot()`), then lays the context's own pending changes
-// over it: registered objects answer with their in-memory values, pending deletes are left
-// out, pending inserts are added.
+// Fetching. Every fetch reads the context's base (the latest commit, the pinned query
+// generation, or the parent's view for a child: ObjectContext+Reading.swift), then lays the
+// context's own pending changes over it: registered objects answer with their in-memory values,
+// pending deletes are left out, pending inserts are added.
 
 extension ObjectContext {
     /// The objects matching `request`, with the context's pending changes applied.
@@ -61,61 +61,22 @@ extension ObjectContext {
         let baseOrder: Int
     }
 
-    /// The snapshot a fetch reads. Today always the latest commit; a pinned query generation
-    /// would return its pinned snapshot here.
-    func readSnapshot() throws(ContextError) -> Snapshot {
-        try core.snapshot()
-    }
-
     func matches(for request: FetchRequest, entity: EntityDescription) throws(ContextError) -> [Candidate] {
-        let snapshot = try readSnapshot()
-        defer { snapshot.close() }
         var candidates: [Candidate] = []
-        var corrupt: ContextError?
-        let table = StorageCore.table(for: entity.name)
-        do {
-            try snapshot.forEach(in: table) { key, value, version in
-                guard let primaryKey = StorageCore.primaryKey(of: key) else { return true }
-                let id = ObjectID(entityName: entity.name, primaryKey: primaryKey)
-                let values: PropertyValues
-                let source: Candidate.Source
-                if let object = registry[id] {
-                    if object.deletedFlag || object.insertedFlag { return true }
-                    if object.isFaultStorage {
-                        // Fill the fault from this very snapshot: consistent with the rest of the fetch.
-                        do throws(ValueCodecError) {
-                            object.current = try ValueCodec.decode(Array(value))
-                        } catch {
-                            corrupt = .corruptValue(id, error)
-                            return false
-                        }
-                        object.ancestorValues = object.current
-                        object.ancestorVersion = version
-                        object.isFaultStorage = false
-                    }
-                    values = object.current
-                    source = .registered(object)
-                } else {
-                    do throws(ValueCodecError) {
-                        values = try ValueCodec.decode(Array(value))
-                    } catch {
-                        corrupt = .corruptValue(id, error)
-                        return false
-                    }
-                    source = .stored(id, version: version)
-                }
-                if request.predicate?.evaluate(values) ?? true {
-                    candidates.append(Candidate(source: source, values: values, baseOrder: candidates.count))
-                }
-                return true
+        try forEachVisible(of: entity) { item in
+            let values: PropertyValues
+            let source: Candidate.Source
+            switch item {
+            case .registered(let object):
+                values = object.current
+                source = .registered(object)
+            case .base(let record):
+                values = record.values
+                source = .stored(record.id, version: record.version)
             }
-        } catch {
-            throw storageError(error)
-        }
-        if let corrupt { throw corrupt }
-        for object in objectsInOrder
-        where object.insertedFlag && object.entity.name == entity.name && (request.predicate?.evaluate(object.current) ?? true) {
-            candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: candidates.count))
+            if request.predicate?.evaluate(values) ?? true {
+                candidates.append(Candidate(source: source, values: values, baseOrder: candidates.count))
+            }
         }
         if !request.sortDescriptors.isEmpty {
             candidates.sort { left, right in

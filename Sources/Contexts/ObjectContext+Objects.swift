@@ -108,7 +108,17 @@ extension ObjectContext {
     public func object(with id: ObjectID) -> StoredObject {
         checkQueue()
         if let object = registeredObject(for: id) { return object }
-        if id.isTemporaryID { contextMisuse("ObjectContext '\(name)': \(ContextError.unknownTemporaryID(id))") }
+        if id.isTemporaryID {
+            // A child may know a temporary ID from its parent's pending inserts: load it now.
+            let record: BaseRecord?
+            do {
+                record = parent == nil ? nil : try baseRecord(of: id)
+            } catch {
+                contextMisuse("ObjectContext '\(name)': StoredObject \(id) could not be loaded: \(error)")
+            }
+            guard let record else { contextMisuse("ObjectContext '\(name)': \(ContextError.unknownTemporaryID(id))") }
+            return adopt(record, askedFor: id, entity: entityDescription(named: id.entityName))
+        }
         let object = StoredObject(entity: entityDescription(named: id.entityName), id: id)
         object.isFaultStorage = true
         register(object)
@@ -117,7 +127,9 @@ extension ObjectContext {
 
     /// The object with `id`, loaded now; throws when its record does not exist.
     ///
-    /// A registered object is returned as it is (with its unsaved changes).
+    /// A registered object is returned as it is (with its unsaved changes). In a child context
+    /// the record is the parent's (its unsaved changes included), and a temporary ID of an
+    /// object the parent has inserted is found too.
     ///
     /// ```swift
     /// do {
@@ -133,25 +145,33 @@ extension ObjectContext {
         checkQueue()
         if let object = registeredObject(for: id) {
             guard object.isFaultStorage else { return object }
-            guard let record = try readRecord(of: object.storedID) else {
+            guard let record = try baseRecord(of: object.storedID) else {
                 forget(object, reason: "it was found deleted in the store")
                 throw ContextError.objectNotFound(id)
             }
-            object.isFaultStorage = false
-            object.current = record.values
-            object.ancestorValues = record.values
-            object.ancestorVersion = record.version
+            load(record, into: object)
             return object
         }
-        if id.isTemporaryID { throw ContextError.unknownTemporaryID(id) }
+        if id.isTemporaryID && parent == nil { throw ContextError.unknownTemporaryID(id) }
         let entity = try core.entity(named: id.entityName)
-        guard let record = try readRecord(of: id) else { throw ContextError.objectNotFound(id) }
-        let object = StoredObject(entity: entity, id: id)
-        object.current = record.values
-        object.ancestorValues = record.values
-        object.ancestorVersion = record.version
-        register(object)
-        return object
+        guard let record = try baseRecord(of: id) else {
+            throw id.isTemporaryID ? ContextError.unknownTemporaryID(id) : ContextError.objectNotFound(id)
+        }
+        return adopt(record, askedFor: id, entity: entity)
+    }
+
+    /// Registers the object of a base record that was asked for by `id` (which the base may know
+    /// by a newer, permanent ID): the already registered object when there is one.
+    private func adopt(_ record: BaseRecord, askedFor id: ObjectID, entity: EntityDescription) -> StoredObject {
+        if record.id != id, id.isTemporaryID {
+            temporaryAliases[id] = record.id
+            temporaryIDOfPermanent[record.id] = id
+        }
+        if let held = registry[record.id] {
+            if held.isFaultStorage { load(record, into: held) }
+            return held
+        }
+        return registerLoaded(record, entity: entity)
     }
 
     /// Gives inserted objects their permanent IDs now, before saving (allocating primary keys

@@ -1,4 +1,8 @@
 import Dispatch
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 // The concurrency API. Rule (Docs/Contexts.md): a context and its objects are used only on
 // the context's queue; these three functions are the ways onto it.
@@ -15,7 +19,8 @@ extension ObjectContext {
     /// }
     /// ```
     public func perform(_ body: @escaping @Sendable () -> Void) {
-        queue.async(execute: body)
+        let access = BorrowedQueues(context: self)
+        queue.async { access.run(body) }
     }
 
     /// Runs `body` on the context's queue and waits for it; returns its result or rethrows its
@@ -23,6 +28,10 @@ extension ObjectContext {
     ///
     /// `body` may use the context's objects, and return them (they must then stay on the queue,
     /// so do that only when the caller is already on it).
+    ///
+    /// While `body` runs, the caller's thread waits, so the contexts whose queues the caller was
+    /// on stay usable inside `body` (a child's fetch may read its main-queue parent from a
+    /// `performAndWait` called on the main thread, for example).
     ///
     /// Do not call it for a main-queue context from a thread that the main queue is waiting on,
     /// nor between two contexts that wait on each other: that deadlocks, as in Core Data.
@@ -34,7 +43,8 @@ extension ObjectContext {
     /// ```
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
         if isOnQueue { return try body() }
-        return try queue.sync(execute: body)
+        let access = BorrowedQueues.here.entering(self, fromMainQueue: BorrowedQueues.isOnMainQueue)
+        return try queue.sync { try access.run(body) }
     }
 
     /// Runs `body` on the context's queue, in FIFO order with `perform` calls, and returns its
@@ -52,23 +62,26 @@ extension ObjectContext {
         try await withoutActuallyEscaping(body) { escapable in
             let work = OneShotWork(escapable)
             return try await withCheckedThrowingContinuation { continuation in
+                let access = BorrowedQueues(context: self)
                 queue.async {
                     // `run()` drops the closure before the continuation resumes, so `body` has
                     // not escaped when withoutActuallyEscaping checks on return.
-                    continuation.resume(with: work.run())
+                    continuation.resume(with: access.run { work.run() })
                 }
             }
         }
     }
 
     /// Whether the current code runs on the context's queue (for a main-queue context: on the
-    /// main queue, which includes the main thread outside any other queue).
+    /// main queue, which includes the main thread outside any other queue), or inside a
+    /// `performAndWait` of another context called from it (its queue then waits for us).
     ///
     /// ```swift
     /// context.performAndWait { context.isOnQueue }   // true
     /// ```
     public var isOnQueue: Bool {
-        DispatchQueue.getSpecific(key: queueKey) != nil
+        if DispatchQueue.getSpecific(key: queueKey) != nil { return true }
+        return BorrowedQueues.here.includes(self)
     }
 
     /// Stops the process when called off the context's queue (unless checks are off).
@@ -84,8 +97,8 @@ extension ObjectContext {
 /// Holds a non-escaping closure for exactly one run on a context's queue.
 ///
 /// `@unchecked Sendable`: `body` is written at init and read and cleared once, by the single
-/// block on the context's queue that runs it; the queue hand-off orders the two.
-private final class OneShotWork<T: Sendable>: @unchecked Sendable {
+/// block on the queue that runs it (a context's or a StoreQueue's); the queue hand-off orders the two.
+final class OneShotWork<T: Sendable>: @unchecked Sendable {
     private var body: (@Sendable () throws -> T)?
 
     init(_ body: @escaping @Sendable () throws -> T) { self.body = body }
@@ -94,5 +107,84 @@ private final class OneShotWork<T: Sendable>: @unchecked Sendable {
         guard let body else { preconditionFailure("OneShotWork runs once") }
         self.body = nil
         return Result { try body() }
+    }
+}
+
+/// The contexts whose queues are blocked waiting for the code running now: `performAndWait`
+/// from context A's queue (or the main queue) into context B lets the block use A too, because
+/// A's queue cannot run anything else until the block returns. This is what makes a child's
+/// synchronous read of its parent work when the parent's queue is the one waiting (a child of
+/// the main-queue context used with `performAndWait` on the main queue).
+///
+/// Bound with a task-local (a thread-local outside tasks) for the duration of each block that
+/// `perform`, the async `perform` and `performAndWait` run, and valid only on the block's thread
+/// while the block runs: a `Task` made inside the block inherits the value, but not the access.
+struct BorrowedQueues: Sendable {
+    @TaskLocal private static var current = BorrowedQueues()
+
+    private var contexts: Set<ObjectIdentifier> = []
+    /// The main queue waits: main-queue contexts are usable.
+    private var mainQueue = false
+    /// The thread of the block that bound this value, and whether that block still runs.
+    private var thread: pthread_t?
+    private var lease: Lease?
+
+    /// Marks the main queue, to tell whether code runs on it. (Not `Thread.isMainThread`: after
+    /// `dispatchMain()` the main queue's blocks run on worker threads.) Set on the main queue
+    /// once, when first read; a static's lazy initialisation is thread-safe.
+    private static let mainQueueKey: DispatchSpecificKey<Bool> = {
+        let key = DispatchSpecificKey<Bool>()
+        DispatchQueue.main.setSpecific(key: key, value: true)
+        return key
+    }()
+
+    /// Whether the current code runs on the main queue (the main thread outside other queues
+    /// included).
+    static var isOnMainQueue: Bool {
+        DispatchQueue.getSpecific(key: mainQueueKey) != nil
+    }
+
+    /// What the code running now may use: nothing, unless it runs inside a block that bound it.
+    static var here: BorrowedQueues {
+        let bound = current
+        guard let lease = bound.lease, lease.isActive, let thread = bound.thread, pthread_equal(thread, pthread_self()) != 0
+        else { return BorrowedQueues() }
+        return bound
+    }
+
+    init() {}
+
+    init(context: ObjectContext) {
+        contexts = [ObjectIdentifier(context)]
+    }
+
+    func entering(_ context: ObjectContext, fromMainQueue: Bool) -> BorrowedQueues {
+        var access = self
+        access.contexts.insert(ObjectIdentifier(context))
+        access.mainQueue = access.mainQueue || fromMainQueue
+        return access
+    }
+
+    func includes(_ context: ObjectContext) -> Bool {
+        contexts.contains(ObjectIdentifier(context)) || (mainQueue && context.concurrencyType == .mainQueue)
+    }
+
+    /// Runs `body` (a block on a context's queue) with this access, on this thread, until it returns.
+    func run<T>(_ body: () throws -> T) rethrows -> T {
+        let lease = Lease()
+        defer { lease.end() }
+        var bound = self
+        bound.thread = pthread_self()
+        bound.lease = lease
+        return try Self.$current.withValue(bound, operation: body)
+    }
+
+    /// Whether a block's access is still valid.
+    ///
+    /// `Sendable`: its only state is an Atomic.
+    private final class Lease: Sendable {
+        private let active = Atomic<Bool>(true)
+        var isActive: Bool { active.load(ordering: .acquiring) }
+        func end() { active.store(false, ordering: .releasing) }
     }
 }

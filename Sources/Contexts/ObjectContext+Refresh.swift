@@ -15,6 +15,10 @@ extension ObjectContext {
     /// does not conflict on it unless the store moves again. An object deleted in the store is
     /// forgotten by the context. Objects inserted and not yet saved, and faults, are left alone.
     ///
+    /// A root context reads the latest commit, even when it is pinned to a query generation
+    /// (the pin does not move); a child context reads its parent's state, unsaved changes
+    /// included.
+    ///
     /// ```swift
     /// catch let error as MergeError {
     ///     for person in conflicting { try context.refresh(person, mergeChanges: true) }
@@ -26,9 +30,9 @@ extension ObjectContext {
     public func refresh(_ object: StoredObject, mergeChanges: Bool) throws(ContextError) {
         checkQueue()
         checkOwnership(object, "refresh(_:mergeChanges:)")
-        let snapshot = try readSnapshot()
-        defer { snapshot.close() }
-        try refresh(object, mergeChanges: mergeChanges, from: snapshot)
+        guard !object.insertedFlag, !object.isFaultStorage else { return }
+        let record = try baseRecord(of: object.storedID, latest: true)
+        apply(record, to: object, mergeChanges: mergeChanges, forgetReason: "refresh found it deleted in the store")
     }
 
     /// Refreshes every registered object with `mergeChanges: true`: store values under local
@@ -41,33 +45,35 @@ extension ObjectContext {
     /// - Throws: a storage error, or ``ContextError/corruptValue(_:_:)``.
     public func refreshAllObjects() throws(ContextError) {
         checkQueue()
-        let snapshot = try readSnapshot()
-        defer { snapshot.close() }
-        for object in objectsInOrder {
-            try refresh(object, mergeChanges: true, from: snapshot)
+        let targets = objectsInOrder.filter { !$0.insertedFlag && !$0.isFaultStorage }
+        let records = try baseRecords(of: targets.map(\.storedID), latest: true)
+        for (object, record) in zip(targets, records) {
+            apply(record, to: object, mergeChanges: true, forgetReason: "refresh found it deleted in the store")
         }
     }
 
-    private func refresh(_ object: StoredObject, mergeChanges: Bool, from snapshot: Snapshot) throws(ContextError) {
-        guard !object.insertedFlag, !object.isFaultStorage else { return }
-        guard let theirs = try core.committedRecord(of: object.storedID, in: snapshot) else {
-            forget(object, reason: "refresh found it deleted in the store")
+    /// Moves `object` onto the base's `record` (nil: gone, so the object is forgotten): with
+    /// `mergeChanges`, its local changes (and a pending delete) stay on top.
+    func apply(_ record: BaseRecord?, to object: StoredObject, mergeChanges: Bool, forgetReason: String) {
+        guard let record else {
+            forget(object, reason: forgetReason)
             return
         }
+        if record.id != object.storedID && registry[record.id] == nil { changeID(of: object, to: record.id) }
         if mergeChanges {
-            var merged = theirs.values
+            var merged = record.values
             for property in object.current.differingProperties(from: object.ancestorValues) {
                 let value = object.current.value(of: property)
                 merged[property] = value == .null ? nil : value
             }
             object.current = merged
         } else {
-            object.current = theirs.values
+            object.current = record.values
             object.deletedFlag = false
             object.conflictCheckMark = false
         }
-        object.ancestorValues = theirs.values
-        object.ancestorVersion = theirs.version
+        object.ancestorValues = record.values
+        object.ancestorVersion = record.version
     }
 
     /// Discards every change since the last save, without reading the store: inserted objects
@@ -92,7 +98,8 @@ extension ObjectContext {
     }
 
     /// Forgets every object (changes are lost). Using an object of this context afterwards
-    /// stops the process; look it up again by ID.
+    /// stops the process; look it up again by ID. A context pinned to a query generation moves
+    /// on to the current one at its next read.
     ///
     /// ```swift
     /// let id = person.objectID
@@ -104,6 +111,8 @@ extension ObjectContext {
         for object in objectsInOrder { forget(object, reason: "its context '\(name)' was reset()") }
         registry.removeAll()
         temporaryAliases.removeAll()
+        temporaryIDOfPermanent.removeAll()
         lastSaveReportStorage = nil
+        advanceQueryGeneration()
     }
 }

@@ -4,8 +4,8 @@ import Policies
 // Saving: one conditional commit, conflicts to the merge policy, commit again (bounded).
 // The contract is /work/shared/spec/merge-semantics.md, restated in Docs/MergePolicies.md.
 //
-// Seam for parent/child contexts: `collectEntries()` is the change set; a child's save would
-// apply it to its parent's objects instead of handing it to `commit(_:)`.
+// A child context's save takes another path: ObjectContext+Parent.swift applies its changes to
+// the parent's objects, with no commit, no version check and no policy.
 
 extension ObjectContext {
     /// Writes every pending insert, update and delete to the store in one all-or-nothing,
@@ -40,8 +40,34 @@ extension ObjectContext {
         checkQueue()
         var report = SaveReport()
         defer { lastSaveReportStorage = report }
-        try performSave(&report)
+        guard hasSaveWork else {
+            report.succeeded = true
+            advanceQueryGeneration()
+            return
+        }
+        postWillSave()
+        if parent != nil {
+            try saveToParent(&report)
+        } else {
+            try performSave(&report)
+        }
         report.succeeded = true
+        advanceQueryGeneration()
+        let note = ContextDidSaveNotification(
+            contextName: name, insertedObjectIDs: report.insertedObjectIDs, updatedObjectIDs: report.updatedObjectIDs,
+            deletedObjectIDs: report.deletedObjectIDs, commitVersion: report.commitVersion,
+            temporaryIDs: report.temporaryIDs, isSaveToParent: report.savedToParent)
+        lastDidSaveStorage = note
+        postDidSave(note)
+        deliverAutomaticMerges(note)
+    }
+
+    /// Whether a save has anything to write or check.
+    private var hasSaveWork: Bool {
+        registry.values.contains { object in
+            !object.isFaultStorage
+                && (object.insertedFlag || object.deletedFlag || object.conflictCheckMark || isUpdated(object))
+        }
     }
 
     /// What the last `save()` did, successful or not; nil before the first save and after
@@ -254,7 +280,12 @@ extension ObjectContext {
                 object.insertedFlag = false
                 object.deletedFlag = false
                 changeID(of: object, to: entry.id)
-                if wasStored { report.updatedObjectIDs.append(entry.id) } else { report.insertedObjectIDs.append(entry.id) }
+                if wasStored {
+                    report.updatedObjectIDs.append(entry.id)
+                } else {
+                    report.insertedObjectIDs.append(entry.id)
+                    if let temporary = temporaryIDOfPermanent[entry.id] { report.temporaryIDs[entry.id] = temporary }
+                }
             case .delete, .dropDeleted:
                 report.deletedObjectIDs.append(entry.id)
                 forget(object, reason: "its deletion was saved")

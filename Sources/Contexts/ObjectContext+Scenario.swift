@@ -25,6 +25,17 @@ extension ObjectContext {
     package func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
         try core.committedRecord(of: id)
     }
+
+    /// The ID this context holds the object of `id` under now (a temporary ID followed to the
+    /// permanent one the object got), or nil when the object is not registered here.
+    ///
+    /// ```swift
+    /// root.currentID(of: temporaryID)   // cairn://Person/p3 after the root saved it
+    /// ```
+    package func currentID(of id: ObjectID) -> ObjectID? {
+        checkQueue()
+        return registeredObject(for: id)?.storedID
+    }
 }
 
 extension ObjectStore {

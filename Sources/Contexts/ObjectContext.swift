@@ -20,7 +20,8 @@ import Synchronization
 /// ```
 ///
 /// `@unchecked Sendable`: every mutable stored property is touched only on `queue` (enforced by
-/// `checkQueue()`), except `policy`, which is a Mutex.
+/// `checkQueue()`), except `policy`, `automaticMerging`, `children` and `eventStreams`, which are
+/// Mutexes.
 public final class ObjectContext: @unchecked Sendable {
     /// Which queue a context runs on.
     ///
@@ -69,6 +70,20 @@ public final class ObjectContext: @unchecked Sendable {
     let queueKey = DispatchSpecificKey<Bool>()
     let core: StorageCore
     private let policy: Mutex<any MergePolicy>
+    private let automaticMerging = Mutex<Bool>(false)
+
+    /// The context this one saves into, or nil for a root context (which saves to the store).
+    ///
+    /// ```swift
+    /// let editor = objects.viewContext.newChildContext(name: "editor")
+    /// editor.parent === objects.viewContext   // true
+    /// ```
+    public let parent: ObjectContext?
+
+    /// Child contexts, held weakly: their automatic merges follow this context's saves.
+    let children = Mutex<[WeakContext]>([])
+    /// The AsyncSequence subscribers of this context's notifications.
+    let eventStreams = ContextEventStreams()
 
     // Guarded by `queue`:
     /// Every registered object by its current ID.
@@ -76,13 +91,21 @@ public final class ObjectContext: @unchecked Sendable {
     /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
     /// temporary ID held elsewhere in this context still finds the object.
     var temporaryAliases: [ObjectID: ObjectID] = [:]
+    /// The reverse of `temporaryAliases`: the temporary ID a permanent one replaced, so a child
+    /// that still holds the object under its temporary ID can follow it.
+    var temporaryIDOfPermanent: [ObjectID: ObjectID] = [:]
     var registrationCounter = 0
     var lastSaveReportStorage: SaveReport?
+    var lastDidSaveStorage: ContextDidSaveNotification?
+    var lastAutomaticMergeErrorStorage: ContextError?
+    /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
+    var generationState: GenerationState = .unpinned
 
-    init(name: String, concurrencyType: ConcurrencyType, core: StorageCore) {
+    init(name: String, concurrencyType: ConcurrencyType, core: StorageCore, parent: ObjectContext? = nil) {
         self.name = name
         self.concurrencyType = concurrencyType
         self.core = core
+        self.parent = parent
         checksQueueAccess = core.options.checksQueueAccess
         policy = Mutex(ErrorMergePolicy())
         switch concurrencyType {
@@ -92,11 +115,17 @@ public final class ObjectContext: @unchecked Sendable {
             queue = DispatchQueue.main
         }
         queue.setSpecific(key: queueKey, value: true)
+        if let parent {
+            parent.children.withLock { WeakContext.append(self, to: &$0) }
+        } else {
+            core.rootContexts.withLock { WeakContext.append(self, to: &$0) }
+        }
     }
 
     deinit {
         // The main queue outlives its contexts; do not leave our key on it.
         if concurrencyType == .mainQueue { queue.setSpecific(key: queueKey, value: nil) }
+        eventStreams.finishAll()
     }
 
     /// The policy that resolves conflicts on the next save; `.error` by default.
@@ -111,6 +140,25 @@ public final class ObjectContext: @unchecked Sendable {
     public var mergePolicy: any MergePolicy {
         get { policy.withLock { $0 } }
         set { policy.withLock { $0 = newValue } }
+    }
+
+    /// Whether the context merges every did-save of its parent automatically, as if it called
+    /// ``mergeChanges(fromContextDidSave:)`` itself; for a root context, every did-save of the
+    /// other root contexts of its ``ObjectStore`` (the saves that reach the store). Default
+    /// `false`.
+    ///
+    /// The merge is queued on this context's queue (like `perform`) when the other save
+    /// finishes, so it runs before any block queued after that moment. Local changes stay on
+    /// top, and the merged objects' ancestors move, so the next save does not conflict on them.
+    /// May be set from any thread. A merge that fails (a storage error) leaves the objects as
+    /// they were and is kept in ``lastAutomaticMergeError``.
+    ///
+    /// ```swift
+    /// objects.viewContext.automaticallyMergesChangesFromParent = true
+    /// ```
+    public var automaticallyMergesChangesFromParent: Bool {
+        get { automaticMerging.withLock { $0 } }
+        set { automaticMerging.withLock { $0 = newValue } }
     }
 
     // MARK: - Registry (on the queue)
@@ -148,7 +196,10 @@ public final class ObjectContext: @unchecked Sendable {
         registry[oldID] = nil
         object.storedID = newID
         registry[newID] = object
-        if oldID.isTemporaryID { temporaryAliases[oldID] = newID }
+        if oldID.isTemporaryID {
+            temporaryAliases[oldID] = newID
+            temporaryIDOfPermanent[newID] = oldID
+        }
     }
 
     /// Registered objects in registration order: the order of saves, conflicts and lists.
@@ -179,32 +230,20 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Loads the values of a fault; a record that is gone stops the process.
     func fulfillFault(_ object: StoredObject) {
-        let record: (values: PropertyValues, version: UInt64)?
+        let record: BaseRecord?
         do {
-            record = try readRecord(of: object.storedID)
+            record = try baseRecord(of: object.storedID)
         } catch {
             contextMisuse("StoredObject \(object.storedID) could not be loaded: \(error)")
         }
         guard let record else {
             contextMisuse(
-                "StoredObject \(object.storedID) could not be loaded: its record is not in the store (deleted). "
-                    + "Use context.existingObject(with:), which throws ContextError.objectNotFound, to load objects "
+                "StoredObject \(object.storedID) could not be loaded: its record is not in the "
+                    + (parent == nil ? "store (deleted)" : "parent context '\(parent!.name)' (deleted there or in the store)")
+                    + ". Use context.existingObject(with:), which throws ContextError.objectNotFound, to load objects "
                     + "that may have been deleted")
         }
-        object.isFaultStorage = false
-        object.current = record.values
-        object.ancestorValues = record.values
-        object.ancestorVersion = record.version
-    }
-}
-
-extension ObjectContext {
-    /// The committed record of `id` as this context reads (through `readSnapshot()`, the one
-    /// place a pinned query generation would change).
-    func readRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
-        let snapshot = try readSnapshot()
-        defer { snapshot.close() }
-        return try core.committedRecord(of: id, in: snapshot)
+        load(record, into: object)
     }
 }
 

@@ -167,7 +167,7 @@ public final class ObjectStore: Sendable {
 
     private static let contextCounter = Mutex<Int>(0)
 
-    private static func nextContextNumber() -> Int {
+    static func nextContextNumber() -> Int {
         contextCounter.withLock { count in
             count += 1
             return count

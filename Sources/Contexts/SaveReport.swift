@@ -3,8 +3,8 @@ import Policies
 /// What the last `save()` of a context did: its commits, the conflicts its merge policy was
 /// asked about and the answers, and which objects it wrote.
 ///
-/// Read it with ``ObjectContext/lastSaveReport`` after a save, successful or not. (The object
-/// ID lists are what a future did-save notification will carry.)
+/// Read it with ``ObjectContext/lastSaveReport`` after a save, successful or not. The object ID
+/// lists are what the context's did-save notification carries.
 ///
 /// ```swift
 /// context.mergePolicy = .objectTrump
@@ -78,6 +78,23 @@ public struct SaveReport: Sendable {
     /// report.tookStoreObjectIDs   // rolled back by the rollback policy
     /// ```
     public var tookStoreObjectIDs: [ObjectID] = []
+
+    /// The temporary ID each object in ``insertedObjectIDs`` had before the save (or before
+    /// `obtainPermanentIDs`), by its permanent ID.
+    ///
+    /// ```swift
+    /// report.temporaryIDs[permanentID]?.isTemporaryID   // true
+    /// ```
+    public var temporaryIDs: [ObjectID: ObjectID] = [:]
+
+    /// Whether this was a child context's save into its parent: no commit, no version check, no
+    /// policy; ``insertedObjectIDs`` then holds temporary IDs and ``commitVersion`` is nil.
+    ///
+    /// ```swift
+    /// try child.save()
+    /// child.lastSaveReport?.savedToParent   // true
+    /// ```
+    public var savedToParent = false
 
     /// An empty report.
     ///

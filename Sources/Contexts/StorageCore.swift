@@ -23,6 +23,11 @@ final class StorageCore: Sendable {
     /// Serialises key allocation in this process, so contexts do not race on the sequence
     /// record (the commit is still conditional, which guards other ObjectStores on the Store).
     let allocationLock = Mutex<Void>(())
+    /// Every root context of this object store, held weakly: a root's save is merged
+    /// automatically into the others that ask for it.
+    let rootContexts = Mutex<[WeakContext]>([])
+    /// The open pinned query generations: version and when each was pinned, by generation.
+    let pinnedGenerations = Mutex<[ObjectIdentifier: PinnedGenerationInfo]>([:])
 
     static let sequenceTable = "meta:sequences"
 

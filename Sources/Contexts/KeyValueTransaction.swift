@@ -1,0 +1,119 @@
+import KVEngine
+
+// The buffer of one StoreQueue transaction. Reads come from one snapshot taken when the
+// transaction began, with the transaction's own writes laid over them (read your writes).
+// Writes are buffered in order; savepoints are marks in that list, and rolling back to one
+// truncates the list and rebuilds the overlay from what is left. Commit is one engine batch:
+//
+//   require <key> .version(v) / .absent     for every key read from the snapshot (v as read)
+//   put / delete <key> [if condition]       every buffered write, in order
+//
+// so the whole transaction is written atomically, and only if nothing it read was changed by a
+// writer outside the queue meanwhile (writers inside the queue are serialised with it anyway).
+// Scans are not validated that way (no phantom protection).
+
+/// Buffered writes, reads and savepoints of a StoreQueue transaction.
+struct KeyValueTransaction {
+    struct Write {
+        let table: String
+        let key: [UInt8]
+        /// nil: a delete.
+        let value: [UInt8]?
+        let condition: Condition?
+        /// The record version the key has after this write, inside the transaction (0: absent).
+        let versionAfter: UInt64
+    }
+
+    /// The state of a key inside the transaction: value (nil: absent) and record version.
+    struct Visible {
+        var value: [UInt8]?
+        var version: UInt64
+    }
+
+    let snapshot: Snapshot
+    private(set) var writes: [Write] = []
+    /// The latest buffered state of each written key.
+    private var overlay: [StoredKey: Visible] = [:]
+    /// Keys read from the snapshot, with the version read (0: absent).
+    private var reads: [StoredKey: UInt64] = [:]
+
+    init(snapshot: Snapshot) {
+        self.snapshot = snapshot
+    }
+
+    /// The key's state as the transaction sees it; a snapshot read is remembered for validation.
+    mutating func visible(_ key: [UInt8], in table: String) throws(KVError) -> Visible {
+        let stored = StoredKey(table: table, key: key)
+        if let buffered = overlay[stored] { return buffered }
+        let record: Record?
+        do {
+            record = try snapshot.get(key, in: table)
+        } catch {
+            throw KeyValueDatabase.kvError(error)
+        }
+        if reads[stored] == nil { reads[stored] = record?.version ?? 0 }
+        return Visible(value: record?.value, version: record?.version ?? 0)
+    }
+
+    /// Buffers a put or delete after checking its condition against the transaction's state.
+    mutating func write(_ value: [UInt8]?, forKey key: [UInt8], in table: String, if condition: Condition?) throws(KVError) {
+        let current = try visible(key, in: table)
+        if let condition {
+            let holds: Bool
+            switch condition {
+            case .absent: holds = current.value == nil
+            case .version(let version): holds = current.value != nil && current.version == version
+            }
+            guard holds else {
+                throw KVError.conditionFailed([FailedCondition(
+                    table: table, key: key, expected: condition, currentVersion: current.value == nil ? 0 : current.version)])
+            }
+        }
+        // The engine's rule: a put makes the version old + 1 (1 for an absent key); a delete
+        // leaves the key absent.
+        let versionAfter = value == nil ? 0 : (current.value == nil ? 1 : current.version + 1)
+        writes.append(Write(table: table, key: key, value: value, condition: condition, versionAfter: versionAfter))
+        overlay[StoredKey(table: table, key: key)] = Visible(value: value, version: versionAfter)
+    }
+
+    /// The buffered states of `table`'s keys within the bounds (for scans).
+    func bufferedKeys(in table: String, accepting keyMatches: ([UInt8]) -> Bool) -> [(key: [UInt8], state: Visible)] {
+        overlay.compactMap { stored, state in
+            stored.table == table && keyMatches(stored.key) ? (stored.key, state) : nil
+        }
+    }
+
+    /// A savepoint: the position to roll back to.
+    var mark: Int { writes.count }
+
+    /// Drops every write made after `mark`.
+    mutating func rollback(to mark: Int) {
+        guard mark < writes.count else { return }
+        writes.removeSubrange(mark...)
+        overlay.removeAll(keepingCapacity: true)
+        for write in writes {
+            overlay[StoredKey(table: write.table, key: write.key)] = Visible(value: write.value, version: write.versionAfter)
+        }
+    }
+
+    /// The commit: read checks, then the writes; nil when there is nothing to write.
+    func batch() -> WriteBatch? {
+        guard !writes.isEmpty else { return nil }
+        var batch = WriteBatch()
+        let checks = reads.sorted { left, right in
+            left.key.table != right.key.table
+                ? left.key.table < right.key.table : left.key.key.lexicographicallyPrecedes(right.key.key)
+        }
+        for (stored, version) in checks {
+            batch.require(version == 0 ? .absent : .version(version), forKey: stored.key, in: stored.table)
+        }
+        for write in writes {
+            if let value = write.value {
+                batch.put(value, forKey: write.key, in: write.table, if: write.condition)
+            } else {
+                batch.delete(write.key, in: write.table, if: write.condition)
+            }
+        }
+        return batch
+    }
+}

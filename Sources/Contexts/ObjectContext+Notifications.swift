@@ -1,0 +1,124 @@
+import Foundation
+
+// Posting a context's notifications: through NotificationCenter.default (on the context's
+// queue, object = the context) and to the AsyncSequence subscribers, in that order, always both.
+
+extension ObjectContext {
+    /// The context's did-saves as an AsyncSequence, from the moment of this call: one element
+    /// per successful `save()` with changes. The stream ends when the context is deallocated.
+    /// May be read from any thread; each read makes a new stream.
+    ///
+    /// ```swift
+    /// let saves = background.didSaveNotifications
+    /// Task {
+    ///     for await saved in saves {
+    ///         try await view.perform { try view.mergeChanges(fromContextDidSave: saved) }
+    ///     }
+    /// }
+    /// ```
+    public var didSaveNotifications: AsyncStream<ContextDidSaveNotification> {
+        eventStreams.stream { event in
+            if case .didSave(let note) = event { return note }
+            return nil
+        }
+    }
+
+    /// The context's will-saves as an AsyncSequence (delivered asynchronously, so after the fact:
+    /// to act before a save, observe ``Foundation/Notification/Name/cairnObjectContextWillSave``).
+    ///
+    /// ```swift
+    /// for await will in context.willSaveNotifications { log("saving \(will.updatedObjectIDs.count)") }
+    /// ```
+    public var willSaveNotifications: AsyncStream<ContextWillSaveNotification> {
+        eventStreams.stream { event in
+            if case .willSave(let note) = event { return note }
+            return nil
+        }
+    }
+
+    /// The context's objects-did-change notifications as an AsyncSequence.
+    ///
+    /// ```swift
+    /// for await change in view.objectsDidChangeNotifications { reload(change.refreshedObjectIDs) }
+    /// ```
+    public var objectsDidChangeNotifications: AsyncStream<ObjectsDidChangeNotification> {
+        eventStreams.stream { event in
+            if case .objectsDidChange(let note) = event { return note }
+            return nil
+        }
+    }
+
+    /// The did-save of this context's most recent successful save with changes; nil before one.
+    ///
+    /// ```swift
+    /// try background.save()
+    /// let saved = background.lastDidSaveNotification!
+    /// ```
+    public var lastDidSaveNotification: ContextDidSaveNotification? {
+        checkQueue()
+        return lastDidSaveStorage
+    }
+
+    /// The error of the most recent automatic merge (``automaticallyMergesChangesFromParent``),
+    /// nil when it succeeded. A failed merge leaves the objects as they were.
+    ///
+    /// ```swift
+    /// if let error = view.lastAutomaticMergeError { print(error) }
+    /// ```
+    public var lastAutomaticMergeError: ContextError? {
+        checkQueue()
+        return lastAutomaticMergeErrorStorage
+    }
+
+    // MARK: - Posting (on the queue)
+
+    func postWillSave() {
+        var inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []
+        for object in objectsInOrder where !object.isFaultStorage {
+            if object.insertedFlag {
+                inserted.append(object.storedID)
+            } else if object.deletedFlag {
+                deleted.append(object.storedID)
+            } else if isUpdated(object) {
+                updated.append(object.storedID)
+            }
+        }
+        let note = ContextWillSaveNotification(
+            contextName: name, insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted)
+        NotificationCenter.default.post(
+            name: .cairnObjectContextWillSave, object: self,
+            userInfo: [
+                ContextNotificationKey.insertedObjectIDs: Set(inserted),
+                ContextNotificationKey.updatedObjectIDs: Set(updated),
+                ContextNotificationKey.deletedObjectIDs: Set(deleted),
+                ContextNotificationKey.payload: note,
+            ])
+        eventStreams.send(.willSave(note))
+    }
+
+    func postDidSave(_ note: ContextDidSaveNotification) {
+        var userInfo: [AnyHashable: Any] = [
+            ContextNotificationKey.insertedObjectIDs: Set(note.insertedObjectIDs),
+            ContextNotificationKey.updatedObjectIDs: Set(note.updatedObjectIDs),
+            ContextNotificationKey.deletedObjectIDs: Set(note.deletedObjectIDs),
+            ContextNotificationKey.payload: note,
+        ]
+        if let version = note.commitVersion { userInfo[ContextNotificationKey.commitVersion] = version }
+        NotificationCenter.default.post(name: .cairnObjectContextDidSave, object: self, userInfo: userInfo)
+        eventStreams.send(.didSave(note))
+    }
+
+    func postObjectsDidChange(_ note: ObjectsDidChangeNotification) {
+        guard !note.isEmpty else { return }
+        NotificationCenter.default.post(
+            name: .cairnObjectContextObjectsDidChange, object: self,
+            userInfo: [
+                ContextNotificationKey.insertedObjectIDs: Set(note.insertedObjectIDs),
+                ContextNotificationKey.updatedObjectIDs: Set(note.updatedObjectIDs),
+                ContextNotificationKey.deletedObjectIDs: Set(note.deletedObjectIDs),
+                ContextNotificationKey.refreshedObjectIDs: Set(note.refreshedObjectIDs),
+                ContextNotificationKey.payload: note,
+            ])
+        eventStreams.send(.objectsDidChange(note))
+    }
+}

@@ -1,0 +1,218 @@
+import KVEngine
+import Policies
+
+// Where a context reads from: its **base**. A root context's base is the store, read through
+// `withReadSnapshot` (a fresh snapshot per read, or its pinned query generation). A child's base
+// is its parent's **view**: the parent's own base with the parent's registered objects laid over
+// it (their unsaved values; pending deletes left out; pending inserts added), asked for on the
+// parent's queue. So a grandchild sees its parent's view, which sees the root's, which sees the
+// store: nesting of any depth reads through the same two functions, `baseRecord(of:)` and
+// `forEachVisible(of:_:)`.
+
+/// One object as a context's base shows it.
+struct BaseRecord: Sendable {
+    /// The object's ID in the base: permanent once the root saved it, even when the asker knows
+    /// it by its temporary ID.
+    var id: ObjectID
+    var values: PropertyValues
+    /// The record version the base holds (0 for an object no context has saved yet).
+    var version: UInt64
+    /// The temporary ID the base knew the object by before it became permanent, if any: lets a
+    /// child re-key the object it still holds under that temporary ID.
+    var formerTemporaryID: ObjectID?
+}
+
+/// An object of a context's view: registered (its own values) or only in the base.
+enum VisibleItem {
+    case registered(StoredObject)
+    case base(BaseRecord)
+}
+
+extension ObjectContext {
+    /// Runs `body` on this context's queue and waits (inline when already there): how a child
+    /// asks its parent. Typed-throws twin of `performAndWait`.
+    func synchronously<T>(_ body: () throws(ContextError) -> T) throws(ContextError) -> T {
+        let result = performAndWait { () -> Result<T, ContextError> in
+            do throws(ContextError) {
+                return .success(try body())
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Runs `body` with the snapshot a root context's fetches read: its pinned query generation
+    /// (pinning it now if it waits for its next read), or a fresh snapshot of the latest commit.
+    /// `latest` skips the pin (refresh and merge read what is committed now).
+    func withReadSnapshot<T>(latest: Bool = false, _ body: (Snapshot) throws(ContextError) -> T) throws(ContextError) -> T {
+        if !latest {
+            switch generationState {
+            case .unpinned:
+                break
+            case .pinnedAtNextRead:
+                let generation = try PinnedGeneration(core: core)
+                generationState = .pinned(generation)
+                return try body(generation.snapshot)
+            case .pinned(let generation):
+                return try body(generation.snapshot)
+            }
+        }
+        let snapshot = try core.snapshot()
+        defer { snapshot.close() }
+        return try body(snapshot)
+    }
+
+    /// The base's record of `id`, or nil when the base has no such object.
+    func baseRecord(of id: ObjectID, latest: Bool = false) throws(ContextError) -> BaseRecord? {
+        if let parent {
+            return try parent.synchronously { () throws(ContextError) in try parent.visibleRecord(of: id) }
+        }
+        guard id.primaryKey != nil else { return nil }
+        return try withReadSnapshot(latest: latest) { (snapshot) throws(ContextError) in
+            try core.committedRecord(of: id, in: snapshot).map { BaseRecord(id: id, values: $0.values, version: $0.version) }
+        }
+    }
+
+    /// The base's records of several objects, read together (one snapshot, or one visit to the
+    /// parent).
+    func baseRecords(of ids: [ObjectID], latest: Bool = false) throws(ContextError) -> [BaseRecord?] {
+        guard !ids.isEmpty else { return [] }
+        if let parent {
+            return try parent.synchronously { () throws(ContextError) -> [BaseRecord?] in
+                var records: [BaseRecord?] = []
+                for id in ids { records.append(try parent.visibleRecord(of: id)) }
+                return records
+            }
+        }
+        return try withReadSnapshot(latest: latest) { (snapshot) throws(ContextError) -> [BaseRecord?] in
+            var records: [BaseRecord?] = []
+            for id in ids {
+                guard id.primaryKey != nil else {
+                    records.append(nil)
+                    continue
+                }
+                records.append(try core.committedRecord(of: id, in: snapshot).map {
+                    BaseRecord(id: id, values: $0.values, version: $0.version)
+                })
+            }
+            return records
+        }
+    }
+
+    /// This context's view of one object, for a child asking (on this context's queue).
+    func visibleRecord(of id: ObjectID) throws(ContextError) -> BaseRecord? {
+        checkQueue()
+        if let object = registeredObject(for: id) {
+            if object.deletedFlag { return nil }
+            if object.isFaultStorage {
+                guard let record = try baseRecord(of: object.storedID) else {
+                    forget(object, reason: "it was found deleted while a child context read it")
+                    return nil
+                }
+                load(record, into: object)
+            }
+            return BaseRecord(
+                id: object.storedID, values: object.current, version: object.ancestorVersion,
+                formerTemporaryID: temporaryIDOfPermanent[object.storedID])
+        }
+        // A temporary ID this context never registered may still be known further up.
+        if id.isTemporaryID && parent == nil { return nil }
+        return try baseRecord(of: id)
+    }
+
+    /// This context's view of an entity, for a child asking (on this context's queue): base
+    /// order, then pending inserts in insertion order.
+    func visibleRecords(of entity: EntityDescription) throws(ContextError) -> [BaseRecord] {
+        checkQueue()
+        var records: [BaseRecord] = []
+        try forEachVisible(of: entity) { item in
+            switch item {
+            case .registered(let object):
+                records.append(BaseRecord(
+                    id: object.storedID, values: object.current, version: object.ancestorVersion,
+                    formerTemporaryID: temporaryIDOfPermanent[object.storedID]))
+            case .base(let record):
+                records.append(record)
+            }
+        }
+        return records
+    }
+
+    /// Visits this context's view of `entity`: each base record once (as the registered object
+    /// when there is one, skipping pending deletes), then the pending inserts. Faults met on the
+    /// way are filled from the same read, so one fetch is consistent.
+    func forEachVisible(of entity: EntityDescription, _ body: (VisibleItem) -> Void) throws(ContextError) {
+        func visit(
+            _ id: ObjectID, version: UInt64, formerTemporaryID: ObjectID?,
+            _ values: () throws(ContextError) -> PropertyValues
+        ) throws(ContextError) {
+            var object = registry[id]
+            if object == nil, let formerTemporaryID, let held = registry[formerTemporaryID], !held.insertedFlag {
+                // We still hold it under the temporary ID an ancestor has since made permanent.
+                changeID(of: held, to: id)
+                object = held
+            }
+            guard let object else {
+                body(.base(BaseRecord(id: id, values: try values(), version: version, formerTemporaryID: formerTemporaryID)))
+                return
+            }
+            if object.deletedFlag || object.insertedFlag { return }
+            if object.isFaultStorage {
+                load(BaseRecord(id: id, values: try values(), version: version), into: object)
+            }
+            body(.registered(object))
+        }
+
+        if let parent {
+            let records = try parent.synchronously { () throws(ContextError) in try parent.visibleRecords(of: entity) }
+            for record in records {
+                try visit(record.id, version: record.version, formerTemporaryID: record.formerTemporaryID) { record.values }
+            }
+        } else {
+            let table = StorageCore.table(for: entity.name)
+            try withReadSnapshot { (snapshot) throws(ContextError) in
+                do {
+                    try snapshot.forEach(in: table) { key, value, version in
+                        guard let primaryKey = StorageCore.primaryKey(of: key) else { return true }
+                        let id = ObjectID(entityName: entity.name, primaryKey: primaryKey)
+                        try visit(id, version: version, formerTemporaryID: nil) { () throws(ContextError) in
+                            do throws(ValueCodecError) {
+                                return try ValueCodec.decode(Array(value))
+                            } catch {
+                                throw ContextError.corruptValue(id, error)
+                            }
+                        }
+                        return true
+                    }
+                } catch let error as ContextError {
+                    throw error
+                } catch {
+                    throw storageError(error)
+                }
+            }
+        }
+        for object in objectsInOrder where object.insertedFlag && object.entity.name == entity.name {
+            body(.registered(object))
+        }
+    }
+
+    /// Fills `object` (a fault, or one being reloaded) with a base record as its ancestor.
+    func load(_ record: BaseRecord, into object: StoredObject) {
+        if record.id != object.storedID && registry[record.id] == nil { changeID(of: object, to: record.id) }
+        object.isFaultStorage = false
+        object.current = record.values
+        object.ancestorValues = record.values
+        object.ancestorVersion = record.version
+    }
+
+    /// Registers a new object loaded from a base record.
+    func registerLoaded(_ record: BaseRecord, entity: EntityDescription) -> StoredObject {
+        let object = StoredObject(entity: entity, id: record.id)
+        object.current = record.values
+        object.ancestorValues = record.values
+        object.ancestorVersion = record.version
+        register(object)
+        return object
+    }
+}
