@@ -1,18 +1,24 @@
 import Foundation
 import KVEngine
+import Policies
 
-/// `cairn demo`: group commit, snapshot isolation and recovery, shown on a scratch store.
+/// `cairn demo`: group commit, snapshot isolation and recovery, shown on a scratch store, then
+/// one conflict under every merge policy.
 enum DemoCommand {
     static let command = Command(
         name: "demo",
-        summary: "Show group commit, snapshot isolation and recovery on a scratch store.",
+        summary: "Show group commit, snapshot isolation, crash recovery and merge policies on scratch stores.",
         arguments: [],
         options: [.value("dir", "D", "Use the store in directory D and keep it (default: a temporary directory, removed afterwards).")],
         discussion: """
             Eight writer threads make about 5,000 single-record commits with full durability.
             While they run, a snapshot reads the same key twice and gets the same answer.
-            Then the demo reports commits per second and fdatasync calls per commit, reopens
-            the store, and prints what recovery did and the store's stats.
+            Then the demo reports commits per second and fdatasync calls per commit, makes
+            1,000 more commits that only the log holds, stops the store as a crash would,
+            reopens it, and prints what recovery replayed and the store's stats.
+            Last, two contexts edit the same person (one property each, and one property
+            both), the second save conflicts, and the outcome is shown under every built-in
+            merge policy: the same run as 'cairn scenario', each policy on a fresh store.
             """,
         run: run
     )
@@ -118,7 +124,7 @@ enum DemoCommand {
         let elapsed = ContinuousClock.now - started
         if let failure = progress.withLock({ $0.failure }) { throw failure }
         let finalSnapshot = try store.snapshot()
-        let lastWritten = try finalSnapshot.get(watchedKey)
+        var lastWritten = try finalSnapshot.get(watchedKey)
         finalSnapshot.close()
 
         // 3. Group commit.
@@ -140,12 +146,31 @@ enum DemoCommand {
 
             """)
 
-        // 4. Reopen.
+        // 4. Crash and recovery: commits that only the log holds are replayed on open.
         store.close()
+        var holdBack = Store.Options()
+        holdBack.applyThreshold = Int.max
+        holdBack.applyInterval = 3600
+        store = try Store(directory: directory, options: holdBack)
+        let crashCommits = 1_000
+        for index in 0..<crashCommits {
+            var batch = WriteBatch()
+            batch.put("after-crash-\(index)", forKey: watchedKey)
+            let info = try store.commit(batch, durability: .full)
+            lastWritten = Record(key: Array(watchedKey.utf8), value: Array("after-crash-\(index)".utf8),
+                                 version: info.recordVersions[0])
+        }
+        // Stopped the way kill -9 would stop it: no flush, no final sync, files just closed.
+        store.simulateCrash()
         store = try Store(directory: directory)
         let recovery = store.recoveryReport
-        section("4. Reopen and recovery")
-        out.write("The store was closed and opened again; opening replays whatever LMDB had not applied.\n")
+        section("4. Crash and recovery")
+        out.write("""
+            The store was reopened with its background applier held back, took \(crashCommits) more durable
+            commits (only the log held them), and was stopped the way a crash stops it: nothing
+            flushed, nothing synced at close. Opening it again replays the log into LMDB.
+
+            """)
         out.write(Figures([
             ("replayed commits", "\(recovery.replayedCommits) (\(byteCount(recovery.replayedBytes)))"),
             ("version after open", "\(recovery.lastVersion)"),
@@ -164,8 +189,74 @@ enum DemoCommand {
         // 5. Stats.
         section("5. Stats")
         out.write(AdminCommands.text(try store.stats()))
-        return isolated && consistent ? .success : .storeProblem
+
+        // 6. Merge policies.
+        let policiesAgree = try showMergePolicies()
+        return isolated && consistent && policiesAgree ? .success : .storeProblem
     }
+
+    /// Two contexts edit one person; B saves first, A's save conflicts. Runs the scenario under
+    /// every built-in policy through the scenario runner and checks the contract's outcomes.
+    /// Returns whether every run matched them.
+    private static func showMergePolicies() throws -> Bool {
+        let out = StandardStream.output
+        section("6. Merge policies")
+        let scenario = try Scenario.parse(mergeScenario)
+        let results = try ScenarioRuns.run(scenario, under: BuiltInPolicies.all)
+        out.write("""
+            The store holds p = {name: "Ann", age: 30, city: "Oslo"}. Contexts A and B both fetch it.
+            B sets name "Anna" and age 31, and saves first. A, still holding version 1, sets
+            age 40 and city "Rome", and saves: age changed on both sides, city only in A, name
+            only in B. Each column is a run under that merge policy on a fresh store; p.* is
+            the committed person afterwards.
+
+            """)
+        out.write("\n" + ScenarioReport.table(scenario, results).text)
+        let secondSave = scenario.saveStepIndices.last!
+        if let conflict = results.first(where: { $0.policy == "error" })?.record(at: secondSave)?.conflicts.first {
+            out.write("""
+
+                A's save met one \(conflict.kind.rawValue) conflict on \(conflict.ref): it read version \(conflict.ancestorVersion), \
+                the store holds version \(conflict.storeVersion).
+                The error policy (every context's default) refuses the save and writes nothing.
+                storeTrump keeps B's values where both changed; objectTrump keeps A's; overwrite
+                writes A's whole object, undoing B's name; rollback drops A's changes.
+
+                """)
+        }
+        let differences = ScenarioRuns.differences(scenario, results)
+        if differences.isEmpty {
+            out.write("Every policy gave the outcome Docs/MergePolicies.md states.\n")
+        } else {
+            out.write("ERROR: outcomes differ from Docs/MergePolicies.md:\n" + differences.map { "  \($0)\n" }.joined())
+        }
+        return differences.isEmpty
+    }
+
+    /// The example of Docs/MergePolicies.md ("The built-in policies by example") as a scenario,
+    /// with the outcomes that page states as its expectations.
+    static let mergeScenario = #"""
+        {
+          "name": "demo: A and B edit the same person",
+          "entities": { "Person": { "name": "string", "age": "int", "city": "string?" } },
+          "store": { "p": { "entity": "Person", "values": { "name": "Ann", "age": 30, "city": "Oslo" } } },
+          "steps": [
+            { "in": "A", "do": "fetch", "ref": "p" },
+            { "in": "B", "do": "fetch", "ref": "p" },
+            { "in": "B", "do": "set", "ref": "p", "values": { "name": "Anna", "age": 31 } },
+            { "in": "B", "do": "save" },
+            { "in": "A", "do": "set", "ref": "p", "values": { "age": 40, "city": "Rome" } },
+            { "in": "A", "do": "save" }
+          ],
+          "expect": {
+            "error":       { "saves": ["ok", "conflict"], "store": { "p": { "name": "Anna", "age": 31, "city": "Oslo" } } },
+            "storeTrump":  { "saves": ["ok", "ok"],       "store": { "p": { "name": "Anna", "age": 31, "city": "Rome" } } },
+            "objectTrump": { "saves": ["ok", "ok"],       "store": { "p": { "name": "Anna", "age": 40, "city": "Rome" } } },
+            "overwrite":   { "saves": ["ok", "ok"],       "store": { "p": { "name": "Ann",  "age": 40, "city": "Rome" } } },
+            "rollback":    { "saves": ["ok", "ok"],       "store": { "p": { "name": "Anna", "age": 31, "city": "Oslo" } } }
+          }
+        }
+        """#
 
     private static func section(_ title: String) {
         StandardStream.output.write("\n\(title)\n\(String(repeating: "-", count: title.count))\n")

@@ -8,6 +8,7 @@ import Glibc
 let tool = CommandLineTool(groups: [
     KeyValueCommands.group,
     AdminCommands.group,
+    CommandGroup(title: "Merge policies", commands: [ScenarioCommand.command, PoliciesCommand.command]),
     CommandGroup(title: "Demonstration", commands: [DemoCommand.command]),
 ])
 

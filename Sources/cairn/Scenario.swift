@@ -1,0 +1,595 @@
+import Contexts
+import Foundation
+import Policies
+
+// A merge scenario: a few contexts scripted against one fresh store, so that the same conflict
+// can be run under every merge policy. The file format is /work/shared/spec/scenario-format.md;
+// this file reads it into checked values. Everything that can be checked before running is
+// checked here (unknown keys and ops, refs, attribute names and types, policy names, the
+// length of `expect.saves`), so a run never stops half-way on a mistake in the file.
+
+/// A scenario file, read and checked.
+struct Scenario {
+    /// What the scenario is called (`name`).
+    let name: String
+    /// What it shows (`description`), if given.
+    let summary: String?
+    /// The entities of `entities`, attributes in file order.
+    let schema: Schema
+    /// Every object the scenario names: the `store` refs first, then the `insert` refs in
+    /// step order.
+    let refs: [ScenarioRef]
+    let steps: [ScenarioStep]
+    /// `expect`, by policy name, in file order.
+    let expectations: [(policy: String, expectation: ScenarioExpectation)]
+
+    /// The indices of the `save` steps, in order: what `expect.saves` lists.
+    var saveStepIndices: [Int] {
+        steps.filter { if case .save = $0.action { true } else { false } }.map(\.index)
+    }
+
+    func ref(named name: String) -> ScenarioRef? {
+        refs.first { $0.name == name }
+    }
+
+    func expectation(for policy: String) -> ScenarioExpectation? {
+        expectations.first { $0.policy == policy }?.expectation
+    }
+}
+
+/// An object a scenario names: the same object in every context.
+struct ScenarioRef {
+    let name: String
+    let entity: EntityDescription
+    /// The values committed before the first step; nil for an object an `insert` step creates.
+    let storeValues: PropertyValues?
+    /// The index of the step that inserts it; nil for a `store` object.
+    let insertedByStep: Int?
+}
+
+/// One step of a scenario.
+struct ScenarioStep {
+    /// Its position in `steps`, from 0 (the index the output and error messages use).
+    let index: Int
+    /// The context it runs in (`in`).
+    let context: String
+    let action: Action
+    /// The policy the context uses from this step on (`policy`), if given.
+    let policy: String?
+
+    /// What a step does (`do`).
+    enum Action {
+        case fetch(ref: String)
+        case set(ref: String, values: PropertyValues)
+        case insert(ref: String, entity: String, values: PropertyValues)
+        case delete(ref: String)
+        case save
+        case detectConflicts(ref: String)
+        case refresh(ref: String, merge: Bool)
+        case rollback
+        case reset
+        case merge(from: String)
+        case child(parent: String)
+        case pin(to: String)
+        case autoMerge(on: Bool)
+
+        /// The op's name as written in `do`.
+        var name: String {
+            switch self {
+            case .fetch: "fetch"
+            case .set: "set"
+            case .insert: "insert"
+            case .delete: "delete"
+            case .save: "save"
+            case .detectConflicts: "detectConflicts"
+            case .refresh: "refresh"
+            case .rollback: "rollback"
+            case .reset: "reset"
+            case .merge: "merge"
+            case .child: "child"
+            case .pin: "pin"
+            case .autoMerge: "autoMerge"
+            }
+        }
+    }
+}
+
+/// What a run under one policy must end with (`expect.POLICY`).
+struct ScenarioExpectation {
+    /// The outcome of each `save` step, in order.
+    var saves: [SaveOutcomeWord]?
+    /// The committed state of each listed ref: its values, or nil for "no record".
+    var store: [(ref: String, values: PropertyValues?)]?
+    /// Per listed context, the in-memory state of each listed ref.
+    var contexts: [(context: String, refs: [(ref: String, state: ExpectedInMemoryState)])]?
+}
+
+/// The three outcomes of a save, as written in `expect.saves` and printed.
+enum SaveOutcomeWord: String, CaseIterable {
+    case ok, conflict, error
+}
+
+/// A context's expected hold on a ref: `null` (not registered), `"deleted"`, or values.
+enum ExpectedInMemoryState {
+    case notRegistered
+    case deleted
+    case values(PropertyValues)
+}
+
+/// A mistake in a scenario file: exits 1 with the message, which names where it is.
+struct ScenarioFileError: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// The ops a file may use and the keys each takes besides `in`, `do` and `policy`.
+private let stepKeys: [String: [String]] = [
+    "fetch": ["ref"],
+    "set": ["ref", "values"],
+    "insert": ["ref", "entity", "values"],
+    "delete": ["ref"],
+    "save": [],
+    "detectConflicts": ["ref"],
+    "refresh": ["ref", "merge"],
+    "rollback": [],
+    "reset": [],
+    "merge": ["from"],
+    "child": ["parent"],
+    "pin": ["to"],
+    "autoMerge": ["on"],
+]
+
+/// The ops in the order the help and error messages list them.
+private let stepOrder = [
+    "fetch", "set", "insert", "delete", "save", "detectConflicts", "refresh", "rollback", "reset",
+    "merge", "child", "pin", "autoMerge",
+]
+
+extension Scenario {
+    /// Reads the scenario in `text`.
+    ///
+    /// Throws `ScenarioFileError` naming the step index or the key path of the first problem.
+    static func parse(_ text: String) throws(ScenarioFileError) -> Scenario {
+        let root: JSONValue
+        do {
+            root = try JSONValue.parse(text)
+        } catch {
+            throw ScenarioFileError("not valid JSON: \(error)")
+        }
+        var reader = ScenarioReader()
+        return try reader.read(root)
+    }
+
+    /// The built-in policy called `name`, or an explanation of why there is none.
+    static func policy(named name: String) -> Result<any MergePolicy, ScenarioFileError> {
+        if let policy = BuiltInPolicies.named(name) { return .success(policy) }
+        if BuiltInPolicies.exampleNames.contains(name) {
+            return .failure(ScenarioFileError(
+                "policy \"\(name)\" needs parameters and cannot be chosen by name; "
+                    + "the policies a scenario can name are \(BuiltInPolicies.names.joined(separator: ", "))"))
+        }
+        return .failure(ScenarioFileError(
+            "unknown policy \"\(name)\"; the policies are \(BuiltInPolicies.names.joined(separator: ", "))"))
+    }
+}
+
+/// Reads the JSON tree of a scenario file, keeping track of what it has seen.
+private struct ScenarioReader {
+    var entities: [EntityDescription] = []
+    var refs: [ScenarioRef] = []
+    /// Contexts made by the steps read so far, in order.
+    var namedContexts: [String] = []
+
+    mutating func read(_ root: JSONValue) throws(ScenarioFileError) -> Scenario {
+        let top = try members(
+            of: root, at: "the file", allowed: ["name", "description", "entities", "store", "steps", "expect"],
+            required: ["name", "entities", "steps"])
+        let name = try string(top["name"]!, at: "name")
+        var summary: String?
+        if let description = top["description"] { summary = try string(description, at: "description") }
+
+        let schema = try readEntities(top["entities"]!)
+        if let store = top["store"] { try readStore(store) }
+
+        guard case .array(let stepValues) = top["steps"]! else {
+            throw ScenarioFileError("steps: expected an array of steps, found \(top["steps"]!.kindDescription)")
+        }
+        var steps: [ScenarioStep] = []
+        for (index, value) in stepValues.enumerated() {
+            steps.append(try readStep(value, index: index))
+        }
+        let saveCount = steps.filter { if case .save = $0.action { true } else { false } }.count
+        let contexts = Set(namedContexts)
+        var expectations: [(policy: String, expectation: ScenarioExpectation)] = []
+        if let expect = top["expect"] {
+            expectations = try readExpectations(expect, saveCount: saveCount, contexts: contexts)
+        }
+        return Scenario(
+            name: name, summary: summary, schema: schema, refs: refs, steps: steps, expectations: expectations)
+    }
+
+    // MARK: - Entities and store
+
+    mutating func readEntities(_ value: JSONValue) throws(ScenarioFileError) -> Schema {
+        guard case .object(let entityMembers) = value, !entityMembers.isEmpty else {
+            throw ScenarioFileError("entities: expected an object of entities, such as "
+                + #"{ "Person": { "name": "string", "age": "int?" } }, found \#(value.kindDescription)"#)
+        }
+        for (entityName, attributesValue) in entityMembers {
+            guard case .object(let attributeMembers) = attributesValue else {
+                throw ScenarioFileError("entities.\(entityName): expected an object of attribute types, "
+                    + "found \(attributesValue.kindDescription)")
+            }
+            var attributes: [AttributeDescription] = []
+            for (attributeName, typeValue) in attributeMembers {
+                let path = "entities.\(entityName).\(attributeName)"
+                let typeText = try string(typeValue, at: path)
+                let isOptional = typeText.hasSuffix("?")
+                let baseName = isOptional ? String(typeText.dropLast()) : typeText
+                guard let type = AttributeType(rawValue: baseName) else {
+                    throw ScenarioFileError("\(path): unknown attribute type \"\(typeText)\"; the types are "
+                        + AttributeType.allCases.map(\.rawValue).joined(separator: ", ")
+                        + " (a trailing ? makes one optional)")
+                }
+                attributes.append(AttributeDescription(attributeName, type, isOptional: isOptional))
+            }
+            entities.append(EntityDescription(entityName, attributes: attributes))
+        }
+        do {
+            return try Schema(entities)
+        } catch {
+            throw ScenarioFileError("entities: \(error)")
+        }
+    }
+
+    mutating func readStore(_ value: JSONValue) throws(ScenarioFileError) {
+        guard case .object(let objects) = value else {
+            throw ScenarioFileError("store: expected an object of refs, found \(value.kindDescription)")
+        }
+        for (ref, objectValue) in objects {
+            let path = "store.\(ref)"
+            let fields = try members(of: objectValue, at: path, allowed: ["entity", "values"], required: ["entity", "values"])
+            let entity = try entity(named: try string(fields["entity"]!, at: "\(path).entity"), at: "\(path).entity")
+            let values = try propertyValues(fields["values"]!, of: entity, at: "\(path).values")
+            for attribute in entity.attributes where !attribute.isOptional && values.value(of: attribute.name) == .null {
+                throw ScenarioFileError("\(path).values: \(entity.name).\(attribute.name) is required (its type has no ?), "
+                    + "so it needs a value")
+            }
+            refs.append(ScenarioRef(name: ref, entity: entity, storeValues: values, insertedByStep: nil))
+        }
+    }
+
+    // MARK: - Steps
+
+    mutating func readStep(_ value: JSONValue, index: Int) throws(ScenarioFileError) -> ScenarioStep {
+        let at = "step \(index)"
+        guard case .object(let members) = value else {
+            throw ScenarioFileError("\(at): expected an object such as "
+                + #"{ "in": "A", "do": "fetch", "ref": "p" }, found \#(value.kindDescription)"#)
+        }
+        let fields = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value) })
+        guard let opValue = fields["do"] else { throw ScenarioFileError("\(at): missing \"do\" (what the step does)") }
+        let op = try string(opValue, at: "\(at): \"do\"")
+        guard let opKeys = stepKeys[op] else {
+            throw ScenarioFileError("\(at): unknown op \"\(op)\"; the ops are \(stepOrder.joined(separator: ", "))")
+        }
+        let allowed = ["in", "do", "policy"] + opKeys
+        for member in members where !allowed.contains(member.key) {
+            throw ScenarioFileError("\(at): unknown key \"\(member.key)\" for a `\(op)` step; it takes "
+                + allowed.map { "\"\($0)\"" }.joined(separator: ", "))
+        }
+        for key in ["in"] + opKeys where fields[key] == nil {
+            throw ScenarioFileError("\(at): a `\(op)` step needs \"\(key)\"")
+        }
+        let context = try string(fields["in"]!, at: "\(at): \"in\"")
+        guard !context.isEmpty else { throw ScenarioFileError("\(at): \"in\" must name a context") }
+        var policy: String?
+        if let policyValue = fields["policy"] {
+            let name = try string(policyValue, at: "\(at): \"policy\"")
+            if case .failure(let error) = Scenario.policy(named: name) { throw ScenarioFileError("\(at): \(error)") }
+            policy = name
+        }
+
+        func existingRef() throws(ScenarioFileError) -> ScenarioRef {
+            let name = try string(fields["ref"]!, at: "\(at): \"ref\"")
+            guard let ref = refs.first(where: { $0.name == name }) else {
+                let known = refs.map(\.name)
+                throw ScenarioFileError("\(at): unknown ref \"\(name)\"; a ref is defined in \"store\" or by an earlier "
+                    + "`insert` step" + (known.isEmpty ? "" : " (known refs: \(known.joined(separator: ", ")))"))
+            }
+            return ref
+        }
+
+        let action: ScenarioStep.Action
+        switch op {
+        case "fetch": action = .fetch(ref: try existingRef().name)
+        case "delete": action = .delete(ref: try existingRef().name)
+        case "detectConflicts": action = .detectConflicts(ref: try existingRef().name)
+        case "set":
+            let ref = try existingRef()
+            let values = try propertyValues(fields["values"]!, of: ref.entity, at: "\(at): \"values\"")
+            action = .set(ref: ref.name, values: values)
+        case "refresh":
+            let ref = try existingRef()
+            guard case .bool(let merge) = fields["merge"]! else {
+                throw ScenarioFileError("\(at): \"merge\" must be true or false, not \(fields["merge"]!.kindDescription)")
+            }
+            action = .refresh(ref: ref.name, merge: merge)
+        case "insert":
+            let name = try string(fields["ref"]!, at: "\(at): \"ref\"")
+            if let existing = refs.first(where: { $0.name == name }) {
+                let origin = existing.insertedByStep.map { "step \($0) inserts it" } ?? "it is an object of \"store\""
+                throw ScenarioFileError("\(at): ref \"\(name)\" already names an object (\(origin)); "
+                    + "an `insert` step needs a new ref")
+            }
+            let entity = try entity(named: try string(fields["entity"]!, at: "\(at): \"entity\""), at: "\(at): \"entity\"")
+            let values = try propertyValues(fields["values"]!, of: entity, at: "\(at): \"values\"")
+            refs.append(ScenarioRef(name: name, entity: entity, storeValues: nil, insertedByStep: index))
+            action = .insert(ref: name, entity: entity.name, values: values)
+        case "save": action = .save
+        case "rollback": action = .rollback
+        case "reset": action = .reset
+        case "merge": action = .merge(from: try string(fields["from"]!, at: "\(at): \"from\""))
+        case "child": action = .child(parent: try string(fields["parent"]!, at: "\(at): \"parent\""))
+        case "pin": action = .pin(to: try string(fields["to"]!, at: "\(at): \"to\""))
+        case "autoMerge":
+            guard case .bool(let on) = fields["on"]! else {
+                throw ScenarioFileError("\(at): \"on\" must be true or false, not \(fields["on"]!.kindDescription)")
+            }
+            action = .autoMerge(on: on)
+        default:
+            preconditionFailure("stepKeys and the switch disagree on \(op)")
+        }
+        // Contexts other steps name must exist by then; a child is made by its first step.
+        switch action {
+        case .child(let parent):
+            guard !namedContexts.contains(context) else {
+                throw ScenarioFileError("\(at): a `child` step must be the first step naming \"\(context)\", "
+                    + "but an earlier step already made it")
+            }
+            guard parent != context else { throw ScenarioFileError("\(at): context \"\(context)\" cannot be its own parent") }
+            name(parent)
+        case .merge(let from):
+            guard namedContexts.contains(from) else {
+                throw ScenarioFileError("\(at): no earlier step runs in a context named \"\(from)\" to merge from")
+            }
+        case .pin(let target) where target != "current" && target != "none":
+            guard namedContexts.contains(target) else {
+                throw ScenarioFileError("\(at): \"to\" is \"current\", \"none\" or the name of a context of an "
+                    + "earlier step; no step ran in \"\(target)\"")
+            }
+        default:
+            break
+        }
+        name(context)
+        return ScenarioStep(index: index, context: context, action: action, policy: policy)
+    }
+
+    /// Notes that a context exists from this step on.
+    mutating func name(_ context: String) {
+        if !namedContexts.contains(context) { namedContexts.append(context) }
+    }
+
+    // MARK: - Expectations
+
+    func readExpectations(
+        _ value: JSONValue, saveCount: Int, contexts: Set<String>
+    ) throws(ScenarioFileError) -> [(policy: String, expectation: ScenarioExpectation)] {
+        guard case .object(let byPolicy) = value else {
+            throw ScenarioFileError("expect: expected an object keyed by policy name, found \(value.kindDescription)")
+        }
+        var expectations: [(policy: String, expectation: ScenarioExpectation)] = []
+        for (policy, policyValue) in byPolicy {
+            let at = "expect.\(policy)"
+            if case .failure(let error) = Scenario.policy(named: policy) { throw ScenarioFileError("\(at): \(error)") }
+            let fields = try members(of: policyValue, at: at, allowed: ["saves", "store", "contexts"], required: [])
+            var expectation = ScenarioExpectation()
+            if let saves = fields["saves"] {
+                guard case .array(let words) = saves else {
+                    throw ScenarioFileError("\(at).saves: expected an array such as [\"ok\", \"conflict\"], "
+                        + "found \(saves.kindDescription)")
+                }
+                expectation.saves = []
+                for (position, word) in words.enumerated() {
+                    let text = try string(word, at: "\(at).saves[\(position)]")
+                    guard let outcome = SaveOutcomeWord(rawValue: text) else {
+                        throw ScenarioFileError("\(at).saves[\(position)]: unknown outcome \"\(text)\"; "
+                            + "the outcomes are ok, conflict, error")
+                    }
+                    expectation.saves!.append(outcome)
+                }
+                guard words.count == saveCount else {
+                    throw ScenarioFileError("\(at).saves lists \(words.count) outcome\(words.count == 1 ? "" : "s") "
+                        + "but the scenario has \(saveCount) save step\(saveCount == 1 ? "" : "s")")
+                }
+            }
+            if let store = fields["store"] {
+                guard case .object(let byRef) = store else {
+                    throw ScenarioFileError("\(at).store: expected an object keyed by ref, found \(store.kindDescription)")
+                }
+                expectation.store = []
+                for (refName, refValue) in byRef {
+                    let path = "\(at).store.\(refName)"
+                    let ref = try knownRef(refName, at: path)
+                    let values: PropertyValues? = refValue == .null
+                        ? nil : try propertyValues(refValue, of: ref.entity, at: path)
+                    expectation.store!.append((ref: refName, values: values))
+                }
+            }
+            if let contextsValue = fields["contexts"] {
+                guard case .object(let byContext) = contextsValue else {
+                    throw ScenarioFileError("\(at).contexts: expected an object keyed by context name, "
+                        + "found \(contextsValue.kindDescription)")
+                }
+                expectation.contexts = []
+                for (contextName, refsValue) in byContext {
+                    let path = "\(at).contexts.\(contextName)"
+                    guard contexts.contains(contextName) else {
+                        throw ScenarioFileError("\(path): no step runs in a context named \"\(contextName)\"")
+                    }
+                    guard case .object(let byRef) = refsValue else {
+                        throw ScenarioFileError("\(path): expected an object keyed by ref, found \(refsValue.kindDescription)")
+                    }
+                    var states: [(ref: String, state: ExpectedInMemoryState)] = []
+                    for (refName, stateValue) in byRef {
+                        let refPath = "\(path).\(refName)"
+                        let ref = try knownRef(refName, at: refPath)
+                        let state: ExpectedInMemoryState
+                        switch stateValue {
+                        case .null: state = .notRegistered
+                        case .string("deleted"): state = .deleted
+                        default: state = .values(try propertyValues(stateValue, of: ref.entity, at: refPath))
+                        }
+                        states.append((ref: refName, state: state))
+                    }
+                    expectation.contexts!.append((context: contextName, refs: states))
+                }
+            }
+            expectations.append((policy: policy, expectation: expectation))
+        }
+        return expectations
+    }
+
+    func knownRef(_ name: String, at path: String) throws(ScenarioFileError) -> ScenarioRef {
+        guard let ref = refs.first(where: { $0.name == name }) else {
+            throw ScenarioFileError("\(path): unknown ref \"\(name)\"; the refs are "
+                + (refs.isEmpty ? "(none)" : refs.map(\.name).joined(separator: ", ")))
+        }
+        return ref
+    }
+
+    // MARK: - Values
+
+    func entity(named name: String, at path: String) throws(ScenarioFileError) -> EntityDescription {
+        guard let entity = entities.first(where: { $0.name == name }) else {
+            throw ScenarioFileError("\(path): unknown entity \"\(name)\"; the entities are "
+                + entities.map(\.name).joined(separator: ", "))
+        }
+        return entity
+    }
+
+    /// An object of attribute values for `entity`, each converted to its attribute's type.
+    func propertyValues(_ value: JSONValue, of entity: EntityDescription, at path: String) throws(ScenarioFileError) -> PropertyValues {
+        guard case .object(let members) = value else {
+            throw ScenarioFileError("\(path): expected an object of \(entity.name) values, found \(value.kindDescription)")
+        }
+        var values = PropertyValues()
+        for (name, json) in members {
+            guard let attribute = entity.attribute(named: name) else {
+                throw ScenarioFileError("\(path): \(entity.name) has no attribute \"\(name)\" (its attributes: "
+                    + entity.attributes.map(\.name).joined(separator: ", ") + ")")
+            }
+            values[name] = try ScenarioValues.attributeValue(json, type: attribute.type, at: "\(path).\(name)")
+        }
+        return values
+    }
+
+    // MARK: - JSON shapes
+
+    /// The members of an object, after checking its keys.
+    func members(
+        of value: JSONValue, at path: String, allowed: [String], required: [String]
+    ) throws(ScenarioFileError) -> [String: JSONValue] {
+        guard case .object(let members) = value else {
+            throw ScenarioFileError("\(path): expected an object, found \(value.kindDescription)")
+        }
+        for member in members where !allowed.contains(member.key) {
+            throw ScenarioFileError("\(path): unknown key \"\(member.key)\"; the keys are "
+                + allowed.map { "\"\($0)\"" }.joined(separator: ", "))
+        }
+        let fields = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value) })
+        for key in required where fields[key] == nil {
+            throw ScenarioFileError("\(path): missing \"\(key)\"")
+        }
+        return fields
+    }
+
+    func string(_ value: JSONValue, at path: String) throws(ScenarioFileError) -> String {
+        guard case .string(let text) = value else {
+            throw ScenarioFileError("\(path): expected a string, found \(value.kindDescription)")
+        }
+        return text
+    }
+}
+
+/// Attribute values to and from their JSON form: `int` as a number, `bytes` as base64, `date`
+/// as ISO 8601, `null` for the missing value.
+enum ScenarioValues {
+    static func attributeValue(_ json: JSONValue, type: AttributeType, at path: String) throws(ScenarioFileError) -> AttributeValue {
+        switch (type, json) {
+        case (_, .null):
+            return .null
+        case (.string, .string(let text)):
+            return .string(text)
+        case (.int, .integer(let number)):
+            return .int(number)
+        case (.double, .integer(let number)):
+            return .double(Double(number))
+        case (.double, .double(let number)):
+            return .double(number)
+        case (.bool, .bool(let flag)):
+            return .bool(flag)
+        case (.bytes, .string(let text)):
+            guard let data = Data(base64Encoded: text) else {
+                throw ScenarioFileError("\(path): a bytes value is base64 text; \(String(reflecting: text)) is not")
+            }
+            return .bytes(Array(data))
+        case (.date, .string(let text)):
+            guard let date = try? Date.ISO8601FormatStyle().parse(text) else {
+                throw ScenarioFileError("\(path): a date value is ISO 8601 text such as \"2024-05-01T10:00:00Z\"; "
+                    + "\(String(reflecting: text)) is not")
+            }
+            return .date(date)
+        default:
+            let wanted: String
+            switch type {
+            case .string: wanted = "a string"
+            case .int: wanted = "a whole number"
+            case .double: wanted = "a number"
+            case .bool: wanted = "true or false"
+            case .bytes: wanted = "base64 text"
+            case .date: wanted = "ISO 8601 text"
+            }
+            let article = type == .int ? "an" : "a"
+            throw ScenarioFileError("\(path): \(article) \(type) value must be \(wanted) (or null), not \(json.kindDescription)")
+        }
+    }
+
+    /// The JSON form of a value: numbers, Booleans and strings as themselves, bytes as base64,
+    /// dates as ISO 8601 (with milliseconds only when there are any).
+    static func json(_ value: AttributeValue) -> JSONValue {
+        switch value {
+        case .null: .null
+        case .string(let text): .string(text)
+        case .int(let number): .integer(number)
+        case .double(let number): .double(number)
+        case .bool(let flag): .bool(flag)
+        case .bytes(let bytes): .string(Data(bytes).base64EncodedString())
+        case .date(let date): .string(isoText(date))
+        }
+    }
+
+    /// Every attribute of `entity`, in schema order, with `null` for a missing one.
+    static func json(_ values: PropertyValues, of entity: EntityDescription) -> JSONValue {
+        .object(entity.attributes.map { (key: $0.name, value: json(values.value(of: $0.name))) })
+    }
+
+    /// A value for a table cell: strings quoted, dates in ISO 8601.
+    static func text(_ value: AttributeValue) -> String {
+        switch value {
+        case .date(let date): isoText(date)
+        default: value.description
+        }
+    }
+
+    /// `{name: "Ann", age: 31, city: null}`: every attribute in schema order.
+    static func text(_ values: PropertyValues, of entity: EntityDescription) -> String {
+        "{" + entity.attributes.map { "\($0.name): \(text(values.value(of: $0.name)))" }.joined(separator: ", ") + "}"
+    }
+
+    static func isoText(_ date: Date) -> String {
+        let wholeSeconds = date.timeIntervalSinceReferenceDate.rounded(.down) == date.timeIntervalSinceReferenceDate
+        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: !wholeSeconds))
+    }
+}

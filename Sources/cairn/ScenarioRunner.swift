@@ -1,0 +1,389 @@
+import Contexts
+import Foundation
+import KVEngine
+import Policies
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Runs a scenario under one policy on a fresh temporary store, and records what each step
+// did and the final state of every ref in the store and in each context.
+//
+// Rules the runner keeps:
+// 1. `store` objects are committed before the first step by a context of their own, with
+//    primary keys 1, 2, … per entity in file order, so a ref is the same ObjectID everywhere.
+// 2. Each context is a root private-queue context, created on first use with the run's
+//    policy, unless a `child` step makes it a child of another; every touch of a context goes
+//    through `performAndWait`, and after each save the runner waits for the automatic merges
+//    it queued, so every run is deterministic.
+// 3. A step reaches its ref with `existingObject(with:)`: the registered object when there is
+//    one, otherwise it is read from the store (so a step may `set` without a `fetch` first).
+// 4. An inserted ref has a temporary ID in its own context (and in each parent its child saves
+//    push it into); once a root context saves it, the ref names the permanent ID everywhere.
+// 5. A step that fails does not stop the run: its outcome is `error` with the message.
+
+/// What one step did.
+struct StepRecord {
+    let step: ScenarioStep
+    let outcome: StepOutcome
+    /// The conflicts the context's policy was asked about (saves only).
+    let conflicts: [ConflictRecord]
+}
+
+/// A step's outcome: saves may conflict; any step may fail.
+enum StepOutcome: Equatable {
+    case ok
+    /// The save threw `MergeError`.
+    case conflict
+    /// Anything else went wrong; the message says what.
+    case error(String)
+
+    var word: SaveOutcomeWord {
+        switch self {
+        case .ok: .ok
+        case .conflict: .conflict
+        case .error: .error
+        }
+    }
+}
+
+/// One conflict of a save, with the object named by its ref.
+struct ConflictRecord: Equatable {
+    let ref: String
+    let kind: ConflictKind
+    let ancestorVersion: UInt64
+    let storeVersion: UInt64
+}
+
+/// Everything a run under one policy ended with.
+struct ScenarioResult {
+    /// The policy the run is for (contexts may switch with a step's `policy`).
+    let policy: String
+    /// One record per step, in order.
+    let records: [StepRecord]
+    /// Every ref in scenario order: its committed values, or nil when it has no record.
+    let store: [(ref: String, values: PropertyValues?)]
+    /// Refs that had a record at some point: a nil store state of one of these means deleted.
+    let savedRefs: Set<String>
+    /// Per context in order of first use, every ref registered there.
+    let contexts: [(context: String, refs: [(ref: String, state: InMemoryState)])]
+
+    func storeValues(of ref: String) -> PropertyValues? {
+        store.first { $0.ref == ref }?.values
+    }
+
+    func record(at index: Int) -> StepRecord? {
+        records.first { $0.step.index == index }
+    }
+}
+
+/// The store itself failed (exit 2): it could not be created, seeded or read.
+struct ScenarioStoreError: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// One run of a scenario on its own store.
+final class ScenarioRunner {
+    let scenario: Scenario
+    let policy: any MergePolicy
+    private let objects: ObjectStore
+
+    private var contexts: [String: ObjectContext] = [:]
+    private var contextOrder: [String] = []
+    /// Ref → permanent ID, for store refs and for inserted refs once saved.
+    private var savedIDs: [String: ObjectID] = [:]
+    /// Context → ref → temporary ID, for the refs that context inserted or a child saved into it.
+    private var temporaryIDs: [String: [String: ObjectID]] = [:]
+    /// Child context → its parent.
+    private var parents: [String: String] = [:]
+
+    private init(scenario: Scenario, policy: any MergePolicy, objects: ObjectStore) {
+        self.scenario = scenario
+        self.policy = policy
+        self.objects = objects
+    }
+
+    /// Runs `scenario` under `policy` on a fresh store in a temporary directory, removed after.
+    ///
+    /// Throws `ScenarioStoreError` when the store cannot be created, seeded or read; a step
+    /// that fails is an outcome, not an error.
+    static func run(_ scenario: Scenario, policy: any MergePolicy) throws(ScenarioStoreError) -> ScenarioResult {
+        let directory = try ScratchDirectory(purpose: "scenario")
+        defer { directory.remove() }
+        var options = ObjectStore.Options()
+        // A scratch store that is removed at the end: no need to wait for fdatasync.
+        options.saveDurability = .normal
+        let objects: ObjectStore
+        do {
+            objects = try ObjectStore(directory: directory.path, schema: scenario.schema, options: options)
+        } catch {
+            throw ScenarioStoreError("cannot create a store in \(directory.path): \(error)")
+        }
+        defer { objects.close() }
+        let runner = ScenarioRunner(scenario: scenario, policy: policy, objects: objects)
+        // Contexts (and the query generations they pin) go before the store closes.
+        defer { runner.contexts.removeAll() }
+        try runner.seed()
+        let records = scenario.steps.map { runner.perform($0) }
+        return try runner.result(records: records)
+    }
+
+    // MARK: - Before the first step
+
+    private func seed() throws(ScenarioStoreError) {
+        let seedContext = objects.newBackgroundContext(name: "scenario-store")
+        var nextKey: [String: UInt64] = [:]
+        do {
+            try seedContext.performAndWait {
+                for ref in scenario.refs {
+                    guard let values = ref.storeValues else { continue }
+                    let key = nextKey[ref.entity.name, default: 1]
+                    nextKey[ref.entity.name] = key + 1
+                    let object = seedContext.insert(entity: ref.entity.name, primaryKey: key)
+                    for (name, value) in values { object[name] = value }
+                    savedIDs[ref.name] = object.objectID
+                }
+                try seedContext.save()
+            }
+        } catch {
+            throw ScenarioStoreError("cannot commit the scenario's store objects: \(error)")
+        }
+    }
+
+    // MARK: - Steps
+
+    private func context(named name: String) -> ObjectContext {
+        if let context = contexts[name] { return context }
+        let context = objects.newBackgroundContext(name: name, mergePolicy: policy)
+        contexts[name] = context
+        contextOrder.append(name)
+        return context
+    }
+
+    /// Why a step could not do its work; becomes its `error` outcome.
+    private struct StepFailure: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    private func perform(_ step: ScenarioStep) -> StepRecord {
+        // What a step needs from another context is read on that context's queue first.
+        var didSave: ContextDidSaveNotification?
+        var token: QueryGenerationToken?
+        switch step.action {
+        case .child(let parentName):
+            let parent = context(named: parentName)
+            let child = parent.performAndWait { parent.newChildContext(name: step.context, mergePolicy: policy) }
+            contexts[step.context] = child
+            contextOrder.append(step.context)
+            parents[step.context] = parentName
+        case .merge(let from):
+            let source = context(named: from)
+            didSave = source.performAndWait { source.lastDidSaveNotification }
+            guard didSave != nil else {
+                return StepRecord(step: step, outcome: .error("context \(from) has no successful save to merge"), conflicts: [])
+            }
+        case .pin(let target) where target != "current" && target != "none":
+            let source = context(named: target)
+            token = source.performAndWait { source.queryGenerationToken }
+            guard token != nil else {
+                return StepRecord(
+                    step: step, outcome: .error("context \(target) is not pinned, so there is no token to align with"),
+                    conflicts: [])
+            }
+        default:
+            break
+        }
+
+        let context = context(named: step.context)
+        let record = context.performAndWait { () -> StepRecord in
+            if let name = step.policy, case .success(let policy) = Scenario.policy(named: name) {
+                context.mergePolicy = policy
+            }
+            do {
+                switch step.action {
+                case .fetch(let ref):
+                    _ = try object(ref, for: step, in: context)
+                case .set(let ref, let values):
+                    let object = try object(ref, for: step, in: context)
+                    for (name, value) in values.sorted(by: { $0.key < $1.key }) { object[name] = value }
+                case .insert(let ref, let entity, let values):
+                    let object = context.insert(entity: entity)
+                    for (name, value) in values.sorted(by: { $0.key < $1.key }) { object[name] = value }
+                    temporaryIDs[step.context, default: [:]][ref] = object.objectID
+                case .delete(let ref):
+                    context.delete(try object(ref, for: step, in: context))
+                case .save:
+                    return save(step, in: context)
+                case .detectConflicts(let ref):
+                    context.detectConflicts(for: try object(ref, for: step, in: context))
+                case .refresh(let ref, let merge):
+                    try context.refresh(try object(ref, for: step, in: context), mergeChanges: merge)
+                case .rollback:
+                    context.rollback()
+                case .reset:
+                    context.reset()
+                case .child:
+                    break  // made above
+                case .merge:
+                    try context.mergeChanges(fromContextDidSave: didSave!)
+                case .pin(let target):
+                    switch target {
+                    case "current": try context.setQueryGenerationFrom(.current)
+                    case "none": try context.setQueryGenerationFrom(nil)
+                    default: try context.setQueryGenerationFrom(token!)
+                    }
+                case .autoMerge(let on):
+                    context.automaticallyMergesChangesFromParent = on
+                }
+                return StepRecord(step: step, outcome: .ok, conflicts: [])
+            } catch {
+                return StepRecord(step: step, outcome: .error("\(error)"), conflicts: [])
+            }
+        }
+        if case .save = step.action { waitForAutomaticMerges() }
+        return record
+    }
+
+    /// Lets the merges that a save queued on contexts with `automaticallyMergesChangesFromParent`
+    /// run before the next step: they are blocks on those contexts' queues, ahead of ours.
+    /// Parents come before their children, so a merge that queues another is waited for too.
+    private func waitForAutomaticMerges() {
+        for name in contextOrder {
+            contexts[name]!.performAndWait {}
+        }
+    }
+
+    /// The ID a ref has in a context (on its queue): the temporary ID of an object the context
+    /// inserted (or a child pushed into it) while it still holds that object, else the
+    /// permanent ID once saved to the store.
+    private func objectID(of ref: String, in contextName: String, context: ObjectContext) -> ObjectID? {
+        if let temporary = temporaryIDs[contextName]?[ref], context.inMemoryState(of: temporary) != nil {
+            return temporary
+        }
+        return savedIDs[ref] ?? temporaryIDs[contextName]?[ref]
+    }
+
+    /// The context's object for `ref` (on the context's queue).
+    private func object(_ ref: String, for step: ScenarioStep, in context: ObjectContext) throws -> StoredObject {
+        guard let id = objectID(of: ref, in: step.context, context: context) else {
+            let inserter = temporaryIDs.first { $0.value[ref] != nil }?.key ?? "another context"
+            throw StepFailure(description: "ref \(ref) was inserted in \(inserter) and is not saved yet; "
+                + "other contexts can reach it once \(inserter) saves it")
+        }
+        let found: Result<StoredObject, ContextError>
+        do {
+            found = .success(try context.existingObject(with: id))
+        } catch {
+            found = .failure(error)
+        }
+        switch found {
+        case .success(let object):
+            return object
+        case .failure(.objectNotFound):
+            throw StepFailure(description: "ref \(ref) (\(id)) has no record in the store: it was deleted")
+        case .failure(.unknownTemporaryID):
+            throw StepFailure(description: "ref \(ref) is no longer in context \(step.context): its unsaved insert "
+                + "was discarded (rollback, reset, or delete before saving)")
+        case .failure(let error):
+            throw error
+        }
+    }
+
+    private func save(_ step: ScenarioStep, in context: ObjectContext) -> StepRecord {
+        let outcome: StepOutcome
+        var conflicts: [MergeConflict]
+        do {
+            try context.save()
+            outcome = .ok
+            conflicts = context.lastSaveConflicts
+            let inserted = (temporaryIDs[step.context] ?? [:]).filter { savedIDs[$0.key] == nil }
+            if let parent = parents[step.context] {
+                // The parent holds the child's inserts now, under the same temporary IDs.
+                for (ref, temporaryID) in inserted where context.inMemoryState(of: temporaryID) != nil {
+                    temporaryIDs[parent, default: [:]][ref] = temporaryID
+                }
+            } else {
+                for (ref, temporaryID) in inserted {
+                    if let object = try? context.existingObject(with: temporaryID), !object.objectID.isTemporaryID {
+                        savedIDs[ref] = object.objectID
+                    }
+                }
+            }
+        } catch let error as MergeError {
+            outcome = .conflict
+            conflicts = error.conflicts
+        } catch {
+            outcome = .error("\(error)")
+            conflicts = context.lastSaveConflicts
+        }
+        return StepRecord(step: step, outcome: outcome, conflicts: conflicts.map(record(of:)))
+    }
+
+    private func record(of conflict: MergeConflict) -> ConflictRecord {
+        ConflictRecord(
+            ref: ref(ofURI: conflict.objectID) ?? conflict.objectID, kind: conflict.kind,
+            ancestorVersion: conflict.ancestorVersion, storeVersion: conflict.storeVersion)
+    }
+
+    private func ref(ofURI uri: String) -> String? {
+        if let saved = savedIDs.first(where: { $0.value.uriString == uri }) { return saved.key }
+        for byRef in temporaryIDs.values {
+            if let temporary = byRef.first(where: { $0.value.uriString == uri }) { return temporary.key }
+        }
+        return nil
+    }
+
+    // MARK: - After the last step
+
+    private func result(records: [StepRecord]) throws(ScenarioStoreError) -> ScenarioResult {
+        var store: [(ref: String, values: PropertyValues?)] = []
+        for ref in scenario.refs {
+            guard let id = savedIDs[ref.name] else {
+                store.append((ref: ref.name, values: nil))
+                continue
+            }
+            do {
+                store.append((ref: ref.name, values: try objects.committedState(of: id)?.values))
+            } catch {
+                throw ScenarioStoreError("cannot read \(id) (ref \(ref.name)) from the store: \(error)")
+            }
+        }
+        var states: [(context: String, refs: [(ref: String, state: InMemoryState)])] = []
+        for name in contextOrder {
+            let context = contexts[name]!
+            let held = context.performAndWait { () -> [(ref: String, state: InMemoryState)] in
+                scenario.refs.compactMap { ref in
+                    guard let id = objectID(of: ref.name, in: name, context: context),
+                          let state = context.inMemoryState(of: id)
+                    else {
+                        return nil
+                    }
+                    return (ref: ref.name, state: state)
+                }
+            }
+            states.append((context: name, refs: held))
+        }
+        return ScenarioResult(
+            policy: policy.name, records: records, store: store, savedRefs: Set(savedIDs.keys), contexts: states)
+    }
+}
+
+/// A fresh directory under the temporary directory ($TMPDIR), removed with its contents.
+struct ScratchDirectory {
+    let path: String
+
+    init(purpose: String) throws(ScenarioStoreError) {
+        let base = FileManager.default.temporaryDirectory.path
+        var template = Array((base + "/cairn-\(purpose)-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw ScenarioStoreError("cannot create a temporary directory in \(base): \(String(cString: strerror(errno)))")
+        }
+        path = String(cString: made)
+    }
+
+    func remove() {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
