@@ -3,7 +3,7 @@ import Foundation
 /// Draws commits/s against writer count, one line per system, as a standalone SVG.
 enum Chart {
     static func svg(title: String, writers: [Int], series: [(system: String, rates: [Double])]) -> String {
-        let width = 720.0, height = 420.0, left = 80.0, right = 160.0, top = 40.0, bottom = 50.0
+        let width = 760.0, height = 420.0, left = 80.0, right = 200.0, top = 40.0, bottom = 50.0
         let plotWidth = width - left - right, plotHeight = height - top - bottom
         let maxRate = max(1, series.flatMap(\.rates).max() ?? 1)
         let step = niceStep(maxRate / 5)
@@ -27,7 +27,7 @@ enum Chart {
             svg += "<text x=\"\(x(index))\" y=\"\(top + plotHeight + 18)\" text-anchor=\"middle\">\(count)</text>\n"
         }
         svg += "<text x=\"\(left + plotWidth / 2)\" y=\"\(height - 10)\" text-anchor=\"middle\">concurrent writers</text>\n"
-        svg += "<text x=\"18\" y=\"\(top + plotHeight / 2)\" transform=\"rotate(-90 18 \(top + plotHeight / 2))\" text-anchor=\"middle\">durable commits/s</text>\n"
+        svg += "<text x=\"18\" y=\"\(top + plotHeight / 2)\" transform=\"rotate(-90 18 \(top + plotHeight / 2))\" text-anchor=\"middle\">commits/s</text>\n"
         for (index, line) in series.enumerated() {
             let color = colors[index % colors.count]
             let points = line.rates.enumerated().map { "\(x($0.offset)),\(y($0.element))" }.joined(separator: " ")

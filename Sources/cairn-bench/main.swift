@@ -64,8 +64,9 @@ do {
             for system in result.systems { series[system.system, default: []].append(system.median) }
         }
         let order = ["cairn", "lmdb", "sqlite-full", "sqlite-normal"]
-        let svg = Chart.svg(title: "Durable one-record commits per second (\(machine.cores) cores)", writers: writers,
-                            series: order.compactMap { name in series[name].map { (name, $0) } })
+        let labels = ["sqlite-normal": "sqlite-normal (no sync)"]
+        let svg = Chart.svg(title: "One-record commits per second (\(machine.cores) cores)", writers: writers,
+                            series: order.compactMap { name in series[name].map { (labels[name] ?? name, $0) } })
         try svg.write(toFile: svgPath, atomically: true, encoding: .utf8)
         print("chart: \(svgPath)")
     }
