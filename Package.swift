@@ -42,6 +42,12 @@ let package = Package(
             dependencies: ["KVEngine", "CairnTestSupport"],
             resources: [.copy("Scenarios")]
         ),
+        // Short versions of the reliability suites (kill -9, power loss, I/O errors, corruption,
+        // isolation history, resource limits); `make torture` runs them at full size.
+        .testTarget(
+            name: "ReliabilityTests",
+            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,36 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Cairn's fuzz targets: a package of its own, so that normal builds never see them.
+// Build and run with `make fuzz` (libFuzzer under AddressSanitizer); see Docs/Testing.md.
+//
+// The two decoder targets reach `package` symbols of the engine through `@testable import`,
+// which works because debug builds compile every module with -enable-testing; the segment
+// target uses the public API only.
+let package = Package(
+    name: "CairnFuzz",
+    dependencies: [
+        .package(name: "Cairn", path: ".."),
+    ],
+    targets: [
+        // LogRecordReader.read and LogRecordCodec.decodePayload on arbitrary bytes.
+        .executableTarget(
+            name: "fuzz-log-record",
+            dependencies: [.product(name: "KVEngine", package: "Cairn")],
+            path: "Sources/LogRecordFuzzer"
+        ),
+        // The Contexts value codec (ValueCodec.decode) on arbitrary bytes.
+        .executableTarget(
+            name: "fuzz-value-codec",
+            dependencies: [.product(name: "Contexts", package: "Cairn")],
+            path: "Sources/ValueCodecFuzzer"
+        ),
+        // A whole store opened on a log segment built from the input (public API only).
+        .executableTarget(
+            name: "fuzz-log-segment",
+            dependencies: [.product(name: "KVEngine", package: "Cairn")],
+            path: "Sources/LogSegmentFuzzer"
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)
