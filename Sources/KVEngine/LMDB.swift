@@ -62,6 +62,19 @@ package final class LMDBEnvironment: @unchecked Sendable {
         return Int(stat.ms_psize)
     }
 
+    /// Throws `wrongFormat` when the data file is shorter than its own meta page says. LMDB
+    /// maps the file and checks nothing, so reading a page past the end would kill the
+    /// process with SIGBUS (an interrupted copy, a file system that lost the file's tail).
+    func checkFileLength() throws(KVError) {
+        let path = self.path + "/data.mdb"
+        var info = stat()
+        guard stat(path, &info) == 0 else { return }
+        let needed = (self.info.lastPage + 1) * pageSize
+        if Int(info.st_size) < needed {
+            throw KVError.wrongFormat(file: path, reason: "truncated: \(info.st_size) bytes, but LMDB's meta page uses \(needed)")
+        }
+    }
+
     /// Changes the map size. LMDB requires that no transaction of this process is open.
     func setMapSize(_ size: Int) throws(KVError) {
         try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")

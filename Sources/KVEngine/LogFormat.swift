@@ -200,7 +200,9 @@ package enum LogRecordCodec {
         var reader = ByteReader(payload)
         guard let count = reader.u32() else { return nil }
         var operations: [LoggedOperation] = []
-        operations.reserveCapacity(Int(min(count, 1 << 20)))
+        // The count is untrusted until the operations parse: every operation takes at
+        // least 12 bytes of payload, so reserve no more than the payload can hold.
+        operations.reserveCapacity(min(Int(count), payload.count / 12))
         for _ in 0..<count {
             guard let kind = reader.u8(),
                   kind == LogFormat.putKind || kind == LogFormat.deleteKind || kind == LogFormat.putOverTombstoneKind,

@@ -45,6 +45,7 @@ extension Store {
         let env = try LMDBEnvironment(directory: directory, mapSize: Store.Options().mapSize, maxReaders: 16,
                                       maxTables: 32_767)
         defer { env.close() }
+        try env.checkFileLength()
         var report = CheckReport()
         let transaction = try env.beginTransaction(readOnly: true)
         defer { transaction.abort() }

@@ -61,7 +61,9 @@ public final class Store: Sendable {
         /// LMDB's initial map size. The map doubles when it fills (while no snapshot is
         /// open); a large default means it rarely needs to. Costs only address space.
         public var mapSize: Int = 64 << 30
-        /// LMDB reader slots: the most snapshots open at once. Default 1024.
+        /// LMDB reader slots. The engine keeps one for its commits, so at most
+        /// `maxReaders - 1` snapshots can be open at once. Default 1024. Fixed when the
+        /// store's lock file is created: reopening with a smaller value has no effect.
         public var maxReaders: Int = 1024
         /// The most tables. Default 256.
         public var maxTables: Int = 256

@@ -93,6 +93,7 @@ final class StoreCore: @unchecked Sendable {
         -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
     {
         _ = try env.clearStaleReaders()
+        try env.checkFileLength()
         let opened = try openTables(env)
         var tables = opened.tables
         var applied = opened.applied

@@ -43,7 +43,8 @@ enum IngestCommand {
         let queue = WorkQueue<Line>(capacity: writers * 64)
         let firstFailure = Locked<KVError?>(nil)
         // One `ok` line per write(2), never interleaved with another writer's.
-        let outputLock = Locked(())
+        // An Int, not (): ThreadSanitizer misreports inout access to a zero-sized value.
+        let outputLock = Locked(0)
         let threads = ThreadGroup(count: writers) { _ in
             while let line = queue.pop() {
                 var batch = WriteBatch()
