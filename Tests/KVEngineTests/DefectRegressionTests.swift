@@ -203,12 +203,4 @@ import Glibc
             #expect(message.contains("inside a closure that is reading from the same snapshot"))
         }
     }
-
-    func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<start + needle.count]) == needle { return start }
-        }
-        return nil
-    }
 }

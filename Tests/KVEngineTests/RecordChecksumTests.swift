@@ -38,12 +38,4 @@ import CairnTestSupport
         #expect(!report.isSound)
         #expect(report.problems.contains { $0.contains("people") && $0.contains("\"target\"") })
     }
-
-    func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
-        guard needle.count <= haystack.count else { return nil }
-        for start in 0...(haystack.count - needle.count) where haystack[start] == needle[0] {
-            if Array(haystack[start..<start + needle.count]) == needle { return start }
-        }
-        return nil
-    }
 }

@@ -53,3 +53,12 @@ extension Store {
         return text(try snapshot.get(key, in: table)?.value)
     }
 }
+
+/// Where `needle` first occurs in `haystack` (tests that find a value in LMDB's data file).
+func firstIndex(of needle: [UInt8], in haystack: [UInt8]) -> Int? {
+    guard needle.count <= haystack.count, let first = needle.first else { return nil }
+    for start in 0...(haystack.count - needle.count) where haystack[start] == first {
+        if Array(haystack[start..<start + needle.count]) == needle { return start }
+    }
+    return nil
+}
