@@ -269,7 +269,7 @@ struct ChildContextTests {
         }
     }
 
-    @Test("a child of the main-queue context, on a private queue: reads, saves into it, and works from the main thread with performAndWait", .timeLimit(.minutes(1)))
+    @Test("a child of the main-queue context, on a private queue: reads, saves into it, and works from the main thread with performAndWait", .timeLimit(.minutes(5)))
     func childOfMainQueueContext() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30))
@@ -308,7 +308,7 @@ struct ChildContextTests {
         }
     }
 
-    @Test("an automatic merge into a child does not wait for its parent: the main queue saves, then waits for the child at once", .timeLimit(.minutes(1)))
+    @Test("an automatic merge into a child does not wait for its parent: the main queue saves, then waits for the child at once", .timeLimit(.minutes(5)))
     func automaticMergeNeverWaitsForParent() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30))
@@ -328,7 +328,7 @@ struct ChildContextTests {
         }
     }
 
-    @Test("a child inside its parent's block: performAndWait from the parent's queue into the child can read the parent", .timeLimit(.minutes(1)))
+    @Test("a child inside its parent's block: performAndWait from the parent's queue into the child can read the parent", .timeLimit(.minutes(5)))
     func childInsideParentBlock() throws {
         try withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30))

@@ -66,7 +66,7 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("bank transfers from many contexts on many threads: with the error policy and refresh-and-retry, no money and no transfer is lost", .timeLimit(.minutes(1)))
+    @Test("bank transfers from many contexts on many threads: with the error policy and refresh-and-retry, no money and no transfer is lost", .timeLimit(.minutes(5)))
     func bankTransfers() async throws {
         let accountCount = 4
         let workers = 12
@@ -138,7 +138,7 @@ struct ConcurrencyTests {
         }
     }
 
-    @Test("a counter incremented from many contexts under addingDeltas over objectTrump counts every increment", .timeLimit(.minutes(1)))
+    @Test("a counter incremented from many contexts under addingDeltas over objectTrump counts every increment", .timeLimit(.minutes(5)))
     func countingWithDeltas() async throws {
         let workers = 10
         let increments = 60

@@ -10,7 +10,7 @@ import Testing
 /// (local changes stay on top; ancestors move, so no conflict afterwards).
 @Suite("Notifications and merging")
 struct MergeNotificationTests {
-    @Test("a background context saves; the main context merges its did-save (from NotificationCenter): new values shown, its own unsaved edits survive, no conflict afterwards", .timeLimit(.minutes(1)))
+    @Test("a background context saves; the main context merges its did-save (from NotificationCenter): new values shown, its own unsaved edits survive, no conflict afterwards", .timeLimit(.minutes(5)))
     func backgroundSaveMergedIntoMain() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30, "Oslo"))
@@ -139,7 +139,7 @@ struct MergeNotificationTests {
         }
     }
 
-    @Test("the notifications as AsyncSequences: did-save, will-save and objects-did-change", .timeLimit(.minutes(1)))
+    @Test("the notifications as AsyncSequences: did-save, will-save and objects-did-change", .timeLimit(.minutes(5)))
     func asyncSequences() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30))

@@ -152,7 +152,7 @@ struct QueryGenerationTests {
         }
     }
 
-    @Test("under concurrent writes, the applier and checkpoints, a pinned context reads the same values for every fetch; the store reports the pinned version and its age", .timeLimit(.minutes(1)))
+    @Test("under concurrent writes, the applier and checkpoints, a pinned context reads the same values for every fetch; the store reports the pinned version and its age", .timeLimit(.minutes(5)))
     func pinnedUnderConcurrentWrites() async throws {
         let store = try TestStore { options in
             // Apply and checkpoint all the time, so the pinned snapshot outlives many of each.

@@ -167,7 +167,7 @@ struct StoreQueueTests {
         }
     }
 
-    @Test("many threads queue transactions at once: none is lost and none interleaves with another", .timeLimit(.minutes(1)))
+    @Test("many threads queue transactions at once: none is lost and none interleaves with another", .timeLimit(.minutes(5)))
     func manyThreads() async throws {
         let threads = 6
         let tasks = 2

@@ -73,16 +73,19 @@ struct OutcomeCounts: CustomStringConvertible {
 /// Turns a hang into a loud failure: while a guarded step runs past its limit, the process
 /// is stopped with a message naming the step (a hang must never look like a slow pass).
 ///
-/// `@unchecked Sendable`: `state` is a `Mutex`; the thread only reads it.
+/// `@unchecked Sendable`: `state` is only touched under `lock`. An NSLock rather than
+/// Synchronization's Mutex: ThreadSanitizer does not see the Mutex's futex as
+/// synchronisation on this toolchain and reported a false race here.
 final class Watchdog: @unchecked Sendable {
-    private let state = Mutex<(label: String, deadline: Double)?>(nil)
+    private let lock = NSLock()
+    private var state: (label: String, deadline: Double)? = nil
 
     init() {
         let thread = Thread { [self] in
             while true {
                 usleep(100_000)
-                let expired = self.state.withLock { current -> String? in
-                    guard let current, monotonicNow() > current.deadline else { return nil }
+                let expired = self.lock.withLock { () -> String? in
+                    guard let current = self.state, monotonicNow() > current.deadline else { return nil }
                     return current.label
                 }
                 if let expired {
@@ -96,8 +99,8 @@ final class Watchdog: @unchecked Sendable {
 
     /// Runs `body`; stops the process if it takes longer than `limit` seconds.
     func guarding<Result>(_ label: String, limit: Double = 60, _ body: () throws -> Result) rethrows -> Result {
-        state.withLock { $0 = (label, monotonicNow() + limit) }
-        defer { state.withLock { $0 = nil } }
+        lock.withLock { state = (label, monotonicNow() + limit) }
+        defer { lock.withLock { state = nil } }
         return try body()
     }
 
