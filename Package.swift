@@ -7,6 +7,8 @@ let package = Package(
         .library(name: "KVEngine", targets: ["KVEngine"]),
         .library(name: "Policies", targets: ["Policies"]),
         .library(name: "Contexts", targets: ["Contexts"]),
+        // The scenario-file parser, a product so that the fuzz package (Fuzz/) can link it.
+        .library(name: "ScenarioFormat", targets: ["ScenarioFormat"]),
         .executable(name: "cairn", targets: ["cairn"]),
     ],
     targets: [
@@ -21,7 +23,10 @@ let package = Package(
         // Pure conflict logic: imports nothing of ours.
         .target(name: "Policies"),
         .target(name: "Contexts", dependencies: ["KVEngine", "Policies"]),
-        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts"]),
+        // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
+        // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
+        .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),
+        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat"]),
         // The benchmark lives outside the library targets; SQLite is a bench-only peer.
         .systemLibrary(
             name: "CSQLite",
@@ -36,6 +41,7 @@ let package = Package(
         .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
+        .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
         .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KVEngine", "Policies", "CairnTestSupport"]),
         .testTarget(
             name: "CairnToolTests",

@@ -6,7 +6,7 @@ import PackageDescription
 //
 // The two decoder targets reach `package` symbols of the engine through `@testable import`,
 // which works because debug builds compile every module with -enable-testing; the segment
-// target uses the public API only.
+// and scenario-file targets use the public API only.
 let package = Package(
     name: "CairnFuzz",
     dependencies: [
@@ -30,6 +30,17 @@ let package = Package(
             name: "fuzz-log-segment",
             dependencies: [.product(name: "KVEngine", package: "Cairn")],
             path: "Sources/LogSegmentFuzzer"
+        ),
+        // The merge-scenario file parser of `cairn scenario` (ScenarioFormat) on arbitrary
+        // bytes (public API only).
+        .executableTarget(
+            name: "fuzz-scenario-file",
+            dependencies: [
+                .product(name: "ScenarioFormat", package: "Cairn"),
+                .product(name: "Contexts", package: "Cairn"),
+                .product(name: "Policies", package: "Cairn"),
+            ],
+            path: "Sources/ScenarioFileFuzzer"
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,14 +2,15 @@
 # Builds Cairn's fuzz targets (libFuzzer under AddressSanitizer) and runs each one:
 # first over its saved crashers (Regressions/<target>/, each must pass now), then fuzzing for
 # FUZZ_SECONDS (default 60) from the seed corpus (Corpus/<target>/) plus the working corpus
-# kept in the build directory. A crash fails the run; its input is saved under
-# <scratch>/artifacts/<target>/. See Docs/Testing.md.
+# kept in the build directory, with the libFuzzer dictionary Dictionaries/<target>.dict when
+# there is one. A crash fails the run; its input is saved under <scratch>/artifacts/<target>/.
+# See Docs/Testing.md.
 set -u
 cd "$(dirname "$0")"
 SWIFT=${SWIFT:-swift}
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 SCRATCH=${FUZZ_SCRATCH:-.build}
-TARGETS=${FUZZ_TARGETS:-"fuzz-log-record fuzz-value-codec fuzz-log-segment"}
+TARGETS=${FUZZ_TARGETS:-"fuzz-log-record fuzz-value-codec fuzz-log-segment fuzz-scenario-file"}
 
 # One -sanitize list through -Xswiftc: two --sanitize flags can drop one and give a fuzzer
 # without coverage. lld, because gold warns about ASan's local symbols.
@@ -34,7 +35,10 @@ for target in $TARGETS; do
             status=1
         fi
     fi
-    "$BIN/$target" -max_total_time="$FUZZ_SECONDS" -detect_leaks=0 -print_final_stats=1 \
+    dictionary=""
+    [ -f "Dictionaries/$target.dict" ] && dictionary="-dict=Dictionaries/$target.dict"
+    # shellcheck disable=SC2086
+    "$BIN/$target" -max_total_time="$FUZZ_SECONDS" -detect_leaks=0 -print_final_stats=1 $dictionary \
         -artifact_prefix="$artifacts/" "$work" "Corpus/$target" > "$log" 2>&1
     code=$?
     if ! grep -q "INFO: Loaded [0-9]* modules" "$log"; then

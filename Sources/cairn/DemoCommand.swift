@@ -1,6 +1,7 @@
 import Foundation
 import KVEngine
 import Policies
+import ScenarioFormat
 
 /// `cairn demo`: group commit, snapshot isolation and recovery, shown on a scratch store, then
 /// one conflict under every merge policy.

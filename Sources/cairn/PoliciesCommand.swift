@@ -1,5 +1,6 @@
 import Foundation
 import Policies
+import ScenarioFormat
 
 /// `cairn policies`: the canonical conflicts run under every built-in policy, side by side.
 enum PoliciesCommand {

@@ -1,5 +1,6 @@
 import Foundation
 import Policies
+import ScenarioFormat
 
 /// `cairn scenario FILE`: run a merge scenario under one policy or all of them.
 enum ScenarioCommand {
@@ -112,10 +113,7 @@ enum ScenarioRuns {
         } catch {
             throw ScenarioFileError("cannot read the file: \((error as NSError).localizedDescription)")
         }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ScenarioFileError("the file is not UTF-8 text")
-        }
-        return try Scenario.parse(text)
+        return try Scenario.parse(fileContents: data)
     }
 
     /// One run per policy, each on its own fresh store.

@@ -1,5 +1,6 @@
 import Contexts
 import Policies
+import ScenarioFormat
 
 // What `cairn scenario` prints: the `--json` document of the spec, the comparison table, and
 // the differences between a run and its `expect` block.

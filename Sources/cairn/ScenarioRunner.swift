@@ -2,6 +2,7 @@ import Contexts
 import Foundation
 import KVEngine
 import Policies
+import ScenarioFormat
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -9,56 +9,62 @@ import Policies
 // length of `expect.saves`), so a run never stops half-way on a mistake in the file.
 
 /// A scenario file, read and checked.
-struct Scenario {
+public struct Scenario: Sendable {
     /// What the scenario is called (`name`).
-    let name: String
+    public let name: String
     /// What it shows (`description`), if given.
-    let summary: String?
+    public let summary: String?
     /// The entities of `entities`, attributes in file order.
-    let schema: Schema
+    public let schema: Schema
     /// Every object the scenario names: the `store` refs first, then the `insert` refs in
     /// step order.
-    let refs: [ScenarioRef]
-    let steps: [ScenarioStep]
+    public let refs: [ScenarioRef]
+    /// The steps, in file order.
+    public let steps: [ScenarioStep]
     /// `expect`, by policy name, in file order.
-    let expectations: [(policy: String, expectation: ScenarioExpectation)]
+    public let expectations: [(policy: String, expectation: ScenarioExpectation)]
 
     /// The indices of the `save` steps, in order: what `expect.saves` lists.
-    var saveStepIndices: [Int] {
+    public var saveStepIndices: [Int] {
         steps.filter { if case .save = $0.action { true } else { false } }.map(\.index)
     }
 
-    func ref(named name: String) -> ScenarioRef? {
+    /// The ref called `name`, if the scenario has one.
+    public func ref(named name: String) -> ScenarioRef? {
         refs.first { $0.name == name }
     }
 
-    func expectation(for policy: String) -> ScenarioExpectation? {
+    /// The expectation for the run under `policy`, if `expect` has one.
+    public func expectation(for policy: String) -> ScenarioExpectation? {
         expectations.first { $0.policy == policy }?.expectation
     }
 }
 
 /// An object a scenario names: the same object in every context.
-struct ScenarioRef {
-    let name: String
-    let entity: EntityDescription
+public struct ScenarioRef: Sendable {
+    /// The ref as written in the file.
+    public let name: String
+    /// The object's entity.
+    public let entity: EntityDescription
     /// The values committed before the first step; nil for an object an `insert` step creates.
-    let storeValues: PropertyValues?
+    public let storeValues: PropertyValues?
     /// The index of the step that inserts it; nil for a `store` object.
-    let insertedByStep: Int?
+    public let insertedByStep: Int?
 }
 
 /// One step of a scenario.
-struct ScenarioStep {
+public struct ScenarioStep: Sendable {
     /// Its position in `steps`, from 0 (the index the output and error messages use).
-    let index: Int
+    public let index: Int
     /// The context it runs in (`in`).
-    let context: String
-    let action: Action
+    public let context: String
+    /// What it does (`do` and that op's fields).
+    public let action: Action
     /// The policy the context uses from this step on (`policy`), if given.
-    let policy: String?
+    public let policy: String?
 
     /// What a step does (`do`).
-    enum Action {
+    public enum Action: Sendable {
         case fetch(ref: String)
         case set(ref: String, values: PropertyValues)
         case insert(ref: String, entity: String, values: PropertyValues)
@@ -74,7 +80,7 @@ struct ScenarioStep {
         case autoMerge(on: Bool)
 
         /// The op's name as written in `do`.
-        var name: String {
+        public var name: String {
             switch self {
             case .fetch: "fetch"
             case .set: "set"
@@ -95,32 +101,35 @@ struct ScenarioStep {
 }
 
 /// What a run under one policy must end with (`expect.POLICY`).
-struct ScenarioExpectation {
+public struct ScenarioExpectation: Sendable {
     /// The outcome of each `save` step, in order.
-    var saves: [SaveOutcomeWord]?
+    public var saves: [SaveOutcomeWord]?
     /// The committed state of each listed ref: its values, or nil for "no record".
-    var store: [(ref: String, values: PropertyValues?)]?
+    public var store: [(ref: String, values: PropertyValues?)]?
     /// Per listed context, the in-memory state of each listed ref.
-    var contexts: [(context: String, refs: [(ref: String, state: ExpectedInMemoryState)])]?
+    public var contexts: [(context: String, refs: [(ref: String, state: ExpectedInMemoryState)])]?
 }
 
 /// The three outcomes of a save, as written in `expect.saves` and printed.
-enum SaveOutcomeWord: String, CaseIterable {
+public enum SaveOutcomeWord: String, CaseIterable, Sendable {
     case ok, conflict, error
 }
 
 /// A context's expected hold on a ref: `null` (not registered), `"deleted"`, or values.
-enum ExpectedInMemoryState {
+public enum ExpectedInMemoryState: Sendable {
     case notRegistered
     case deleted
     case values(PropertyValues)
 }
 
 /// A mistake in a scenario file: exits 1 with the message, which names where it is.
-struct ScenarioFileError: Error, CustomStringConvertible {
-    let message: String
-    init(_ message: String) { self.message = message }
-    var description: String { message }
+public struct ScenarioFileError: Error, CustomStringConvertible {
+    /// What is wrong, naming the step index or key path.
+    public let message: String
+    /// An error with `message`.
+    public init(_ message: String) { self.message = message }
+    /// The message.
+    public var description: String { message }
 }
 
 /// The ops a file may use and the keys each takes besides `in`, `do` and `policy`.
@@ -150,7 +159,7 @@ extension Scenario {
     /// Reads the scenario in `text`.
     ///
     /// Throws `ScenarioFileError` naming the step index or the key path of the first problem.
-    static func parse(_ text: String) throws(ScenarioFileError) -> Scenario {
+    public static func parse(_ text: String) throws(ScenarioFileError) -> Scenario {
         let root: JSONValue
         do {
             root = try JSONValue.parse(text)
@@ -161,8 +170,19 @@ extension Scenario {
         return try reader.read(root)
     }
 
+    /// Reads the scenario in the bytes of a scenario file, which must be UTF-8 text: what
+    /// `cairn scenario FILE` does with the file's contents.
+    ///
+    /// Throws `ScenarioFileError` for bytes that are not UTF-8, and as `parse(_:)` does.
+    public static func parse(fileContents data: Data) throws(ScenarioFileError) -> Scenario {
+        guard let text = String(data: data, encoding: .utf8) else {
+            throw ScenarioFileError("the file is not UTF-8 text")
+        }
+        return try parse(text)
+    }
+
     /// The built-in policy called `name`, or an explanation of why there is none.
-    static func policy(named name: String) -> Result<any MergePolicy, ScenarioFileError> {
+    public static func policy(named name: String) -> Result<any MergePolicy, ScenarioFileError> {
         if let policy = BuiltInPolicies.named(name) { return .success(policy) }
         if BuiltInPolicies.exampleNames.contains(name) {
             return .failure(ScenarioFileError(
@@ -510,86 +530,5 @@ private struct ScenarioReader {
             throw ScenarioFileError("\(path): expected a string, found \(value.kindDescription)")
         }
         return text
-    }
-}
-
-/// Attribute values to and from their JSON form: `int` as a number, `bytes` as base64, `date`
-/// as ISO 8601, `null` for the missing value.
-enum ScenarioValues {
-    static func attributeValue(_ json: JSONValue, type: AttributeType, at path: String) throws(ScenarioFileError) -> AttributeValue {
-        switch (type, json) {
-        case (_, .null):
-            return .null
-        case (.string, .string(let text)):
-            return .string(text)
-        case (.int, .integer(let number)):
-            return .int(number)
-        case (.double, .integer(let number)):
-            return .double(Double(number))
-        case (.double, .double(let number)):
-            return .double(number)
-        case (.bool, .bool(let flag)):
-            return .bool(flag)
-        case (.bytes, .string(let text)):
-            guard let data = Data(base64Encoded: text) else {
-                throw ScenarioFileError("\(path): a bytes value is base64 text; \(String(reflecting: text)) is not")
-            }
-            return .bytes(Array(data))
-        case (.date, .string(let text)):
-            guard let date = try? Date.ISO8601FormatStyle().parse(text) else {
-                throw ScenarioFileError("\(path): a date value is ISO 8601 text such as \"2024-05-01T10:00:00Z\"; "
-                    + "\(String(reflecting: text)) is not")
-            }
-            return .date(date)
-        default:
-            let wanted: String
-            switch type {
-            case .string: wanted = "a string"
-            case .int: wanted = "a whole number"
-            case .double: wanted = "a number"
-            case .bool: wanted = "true or false"
-            case .bytes: wanted = "base64 text"
-            case .date: wanted = "ISO 8601 text"
-            }
-            let article = type == .int ? "an" : "a"
-            throw ScenarioFileError("\(path): \(article) \(type) value must be \(wanted) (or null), not \(json.kindDescription)")
-        }
-    }
-
-    /// The JSON form of a value: numbers, Booleans and strings as themselves, bytes as base64,
-    /// dates as ISO 8601 (with milliseconds only when there are any).
-    static func json(_ value: AttributeValue) -> JSONValue {
-        switch value {
-        case .null: .null
-        case .string(let text): .string(text)
-        case .int(let number): .integer(number)
-        case .double(let number): .double(number)
-        case .bool(let flag): .bool(flag)
-        case .bytes(let bytes): .string(Data(bytes).base64EncodedString())
-        case .date(let date): .string(isoText(date))
-        }
-    }
-
-    /// Every attribute of `entity`, in schema order, with `null` for a missing one.
-    static func json(_ values: PropertyValues, of entity: EntityDescription) -> JSONValue {
-        .object(entity.attributes.map { (key: $0.name, value: json(values.value(of: $0.name))) })
-    }
-
-    /// A value for a table cell: strings quoted, dates in ISO 8601.
-    static func text(_ value: AttributeValue) -> String {
-        switch value {
-        case .date(let date): isoText(date)
-        default: value.description
-        }
-    }
-
-    /// `{name: "Ann", age: 31, city: null}`: every attribute in schema order.
-    static func text(_ values: PropertyValues, of entity: EntityDescription) -> String {
-        "{" + entity.attributes.map { "\($0.name): \(text(values.value(of: $0.name)))" }.joined(separator: ", ") + "}"
-    }
-
-    static func isoText(_ date: Date) -> String {
-        let wholeSeconds = date.timeIntervalSinceReferenceDate.rounded(.down) == date.timeIntervalSinceReferenceDate
-        return date.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: !wholeSeconds))
     }
 }

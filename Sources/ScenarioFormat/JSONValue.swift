@@ -7,19 +7,24 @@
 // column. Output always sorts object keys, so it is stable to diff.
 
 /// A JSON value as read from a scenario file, or built for output.
-indirect enum JSONValue: Equatable, Sendable {
+public indirect enum JSONValue: Equatable, Sendable {
+    /// `null`.
     case null
+    /// `true` or `false`.
     case bool(Bool)
     /// A number written without a fraction or exponent that fits in 64 bits.
     case integer(Int64)
     /// Any other number.
     case double(Double)
+    /// A string, its escapes decoded.
     case string(String)
+    /// Elements in file order.
     case array([JSONValue])
     /// Members in file order; keys are unique (the reader rejects duplicates).
     case object([(key: String, value: JSONValue)])
 
-    static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
+    /// Equal values of the same kind; object members compare in order.
+    public static func == (lhs: JSONValue, rhs: JSONValue) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): true
         case let (.bool(left), .bool(right)): left == right
@@ -34,7 +39,7 @@ indirect enum JSONValue: Equatable, Sendable {
     }
 
     /// What the value is, for error messages: "a string", "an object", ….
-    var kindDescription: String {
+    public var kindDescription: String {
         switch self {
         case .null: "null"
         case .bool(let value): "\(value)"
@@ -48,7 +53,7 @@ indirect enum JSONValue: Equatable, Sendable {
 
     /// The value as JSON text with sorted keys: indented by two spaces per level when
     /// `pretty`, otherwise on one line with a space after each `:` and `,`.
-    func rendered(pretty: Bool = true) -> String {
+    public func rendered(pretty: Bool = true) -> String {
         var out = ""
         render(into: &out, pretty: pretty, depth: 0)
         return out
@@ -126,20 +131,29 @@ indirect enum JSONValue: Equatable, Sendable {
 }
 
 /// Why a text is not JSON, with the line and column (both from 1) where reading stopped.
-struct JSONSyntaxError: Error, CustomStringConvertible {
-    let line: Int
-    let column: Int
-    let message: String
+public struct JSONSyntaxError: Error, CustomStringConvertible {
+    /// The line, from 1.
+    public let line: Int
+    /// The column in characters, from 1.
+    public let column: Int
+    /// What is wrong there.
+    public let message: String
 
-    var description: String { "line \(line), column \(column): \(message)" }
+    /// `line L, column C: message`.
+    public var description: String { "line \(line), column \(column): \(message)" }
 }
 
 extension JSONValue {
+    /// How many levels values may nest: the whole text is level 1, the elements and members of
+    /// an array or object one level more. Deeper input is refused with a `JSONSyntaxError`
+    /// rather than risking the stack.
+    public static let maxNestingDepth = 200
+
     /// Reads one JSON value (RFC 8259) that makes up the whole of `text`.
     ///
-    /// Throws `JSONSyntaxError` for anything else, including duplicate object keys and numbers
-    /// too large for a Double.
-    static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
+    /// Throws `JSONSyntaxError` for anything else, including duplicate object keys, numbers
+    /// too large for a Double and nesting deeper than `maxNestingDepth`.
+    public static func parse(_ text: String) throws(JSONSyntaxError) -> JSONValue {
         var reader = JSONReader(bytes: Array(text.utf8))
         reader.skipWhitespace()
         let value = try reader.value(depth: 0)
@@ -153,8 +167,7 @@ extension JSONValue {
 private struct JSONReader {
     let bytes: [UInt8]
     var offset = 0
-    /// Nesting deeper than this is refused rather than risking the stack.
-    static let maxDepth = 200
+    static let maxDepth = JSONValue.maxNestingDepth
 
     init(bytes: [UInt8]) { self.bytes = bytes }
 
