@@ -46,6 +46,9 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
     case mapFull(mapSize: Int, openSnapshots: Int)
     /// The snapshot was closed before this read.
     case snapshotClosed
+    /// The snapshot outlived `Store.Options.maxSnapshotAge` or `maxSnapshotLag`, and the
+    /// engine ended it so that LMDB could reuse the pages it held. Take a new snapshot.
+    case snapshotExpired(version: UInt64, reason: String)
     /// There is no store in the directory, and the caller asked not to create one.
     case noStore(path: String)
     /// A commit would create more tables than the store was opened for (`Options.maxTables`).
@@ -85,6 +88,8 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
             return "LMDB map of \(mapSize) bytes is full and cannot grow while \(openSnapshots) snapshots are open; close them"
         case .snapshotClosed:
             return "snapshot is closed"
+        case let .snapshotExpired(version, reason):
+            return "snapshot at version \(version) expired (\(reason)); take a new snapshot"
         case let .noStore(path):
             return "no Cairn store at \(path)"
         case let .tooManyTables(limit):

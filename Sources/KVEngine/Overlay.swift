@@ -72,6 +72,8 @@ struct OverlayState {
     /// Tables that unapplied commits write to and LMDB does not have yet.
     var pendingTables: Set<String> = []
     var liveSnapshots: [Int: LiveSnapshot] = [:]
+    /// Snapshots the applier expired (`Options.maxSnapshotAge`/`maxSnapshotLag`).
+    var expiredSnapshots = 0
     /// A reset read transaction kept for the commit leader's views, so commits never need a
     /// reader slot that open snapshots may all hold. nil while a view has it.
     var reservedReader: LMDBTransaction?

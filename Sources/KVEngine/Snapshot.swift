@@ -46,7 +46,8 @@ enum RecordState: Equatable {
 /// Commits made after the snapshot was taken are never visible in it, while the
 /// background applier moves data into LMDB and checkpoints retire log segments.
 /// Reading never blocks writers. A snapshot holds LMDB pages alive: close long-lived
-/// ones (or let them go out of scope) so the data file does not grow.
+/// ones (or let them go out of scope) so the data file does not grow, or bound them with
+/// `Store.Options.maxSnapshotAge` / `maxSnapshotLag`, past which the engine expires them.
 ///
 /// ```swift
 /// let snapshot = try store.snapshot()
@@ -56,8 +57,8 @@ enum RecordState: Equatable {
 /// }
 /// ```
 ///
-/// `@unchecked Sendable`: the LMDB transaction is used only under `transaction`'s lock;
-/// every other stored property is immutable.
+/// `@unchecked Sendable`: the LMDB transaction, `lastTable` and `expiry` are used only
+/// under `transaction`'s lock; every other stored property is immutable.
 public final class Snapshot: @unchecked Sendable {
     /// The commit version this snapshot reads at.
     public let version: UInt64
@@ -71,6 +72,9 @@ public final class Snapshot: @unchecked Sendable {
     private var lastTable: (name: String, handle: MDB_dbi?)? = nil
     /// The thread inside `transaction`'s lock, to catch re-entrance (which would deadlock).
     private let owner = Atomic<UInt>(0)
+    /// Why the engine ended the transaction (`Options.maxSnapshotAge`/`maxSnapshotLag`), or
+    /// nil. Under `transaction`'s lock.
+    private var expiry: String? = nil
 
     /// Whether the transaction is the engine's reserved reader, reset and returned on close.
     let recycles: Bool
@@ -106,6 +110,7 @@ public final class Snapshot: @unchecked Sendable {
     }
 
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
+    /// Closing an expired snapshot is harmless.
     public func close() {
         let ended = withTransaction("close()") { transaction -> (Bool, LMDBTransaction?) in
             guard let open = transaction else { return (false, nil) }
@@ -118,6 +123,25 @@ public final class Snapshot: @unchecked Sendable {
             return (true, nil)
         }
         if ended.0 { core.snapshotDidClose(id: id, recycled: ended.1) }
+    }
+
+    /// The error a read gets once the transaction is gone.
+    private var endedError: KVError {
+        expiry.map { KVError.snapshotExpired(version: version, reason: $0) } ?? .snapshotClosed
+    }
+
+    /// Ends the LMDB transaction because the snapshot outlived the store's bound, so LMDB
+    /// can reuse the pages it pinned; later reads throw `KVError.snapshotExpired`. Waits for
+    /// a read in progress to finish. Returns false when the snapshot had already ended.
+    /// Called by the applier with no lock held (reads take the overlay lock inside this one).
+    func expire(reason: String) -> Bool {
+        withTransaction("expire") { transaction -> Bool in
+            guard let open = transaction else { return false }
+            open.abort()
+            transaction = nil
+            expiry = reason
+            return true
+        }
     }
 
     /// Ends the LMDB transaction because the store is closing; the store already forgot it.
@@ -162,7 +186,7 @@ public final class Snapshot: @unchecked Sendable {
                      _ body: (UnsafeRawBufferPointer?, UInt64, Bool) throws -> Void) throws {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
         try withTransaction("read") { (transaction) throws in
-            guard let transaction else { throw KVError.snapshotClosed }
+            guard let transaction else { throw endedError }
             // Commits not yet applied to LMDB answer from the overlay.
             if floor < version,
                let entry = core.overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
@@ -276,7 +300,7 @@ public final class Snapshot: @unchecked Sendable {
             : []
         if reverse { overlayItems.reverse() }
         try withTransaction("forEach/scan") { (transaction) throws in
-            guard let transaction else { throw KVError.snapshotClosed }
+            guard let transaction else { throw endedError }
             let cursor = try tables[table].map { try transaction.openCursor($0) }
             defer { cursor?.close() }
             var stored = try cursor.flatMap { try Self.position($0, lower: lower, upper: upper, reverse: reverse) }
@@ -313,7 +337,7 @@ public final class Snapshot: @unchecked Sendable {
     /// LMDB's entries less the tombstones the applier counted.
     func entryCount(in table: String) throws(KVError) -> Int {
         try withTransaction("entryCount") { (transaction) throws(KVError) -> Int in
-            guard let transaction else { throw KVError.snapshotClosed }
+            guard let transaction else { throw endedError }
             guard let dbi = tables[table] else { return 0 }
             let tombstones = try StoreCore.tombstoneCount(of: table, in: transaction, meta: core.metaHandle)
             return try transaction.entryCount(dbi) - Int(tombstones)

@@ -35,6 +35,9 @@ public struct StoreStats: Sendable, Hashable {
     public var oldestSnapshotVersion: UInt64?
     /// How long the oldest open snapshot has been open, in seconds.
     public var oldestSnapshotAge: Double?
+    /// Snapshots the engine expired since open (`Store.Options.maxSnapshotAge` and
+    /// `maxSnapshotLag`).
+    public var expiredSnapshots: Int
     /// fdatasync calls on the log since open.
     public var logSyncs: Int
     /// Group appends to the log since open (one per group of concurrent commits).
@@ -53,7 +56,8 @@ extension StoreCore {
         let overlayFigures = overlay.withLock { state in
             let oldest = state.liveSnapshots.values.min { $0.version < $1.version }
             return (state.latestVersion, state.appliedVersion, state.bytes, state.unappliedCount,
-                    state.liveSnapshots.count, oldest?.version, oldest.map { now - $0.openedAt }, state.tableHandles)
+                    state.liveSnapshots.count, oldest?.version, oldest.map { now - $0.openedAt }, state.tableHandles,
+                    state.expiredSnapshots)
         }
         var counts: [String: Int] = [:]
         let snapshot = try makeSnapshot()
@@ -68,6 +72,6 @@ extension StoreCore {
             logBytes: logFigures.1, logSegments: logFigures.2, lmdbFileBytes: fileBytes, mapSize: env.info.mapSize,
             recordsPerTable: counts, overlayBytes: overlayFigures.2, overlayCommits: overlayFigures.3,
             openSnapshots: overlayFigures.4, oldestSnapshotVersion: overlayFigures.5,
-            oldestSnapshotAge: overlayFigures.6, logSyncs: logFigures.3, logAppends: logFigures.4)
+            oldestSnapshotAge: overlayFigures.6, expiredSnapshots: overlayFigures.8, logSyncs: logFigures.3, logAppends: logFigures.4)
     }
 }

@@ -87,6 +87,23 @@ public final class Store: Sendable {
         /// How long a writer waits for a full overlay to drain while the map cannot grow
         /// because snapshots are open, before failing with `KVError.mapFull` (s).
         public var mapFullTimeout: Double = 10
+        /// Bounds the data-file growth a forgotten snapshot can cause. LMDB cannot reuse a
+        /// page that an open snapshot may still read, so while one stays open every commit
+        /// applied after it takes new pages. A snapshot is **expired** (its LMDB read
+        /// transaction ended, its reads throw `KVError.snapshotExpired`) when the applier is
+        /// about to write to LMDB and the snapshot is either older than `maxSnapshotAge`
+        /// seconds or more than `maxSnapshotLag` commits behind the latest. Default nil for
+        /// both: snapshots live until closed, and `StoreStats.oldestSnapshotAge` reports them.
+        ///
+        /// ```swift
+        /// var options = Store.Options()
+        /// options.maxSnapshotAge = 600          // no snapshot pins pages for more than 10 min
+        /// options.maxSnapshotLag = 1_000_000    // nor for more than a million commits
+        /// ```
+        public var maxSnapshotAge: Double? = nil
+        /// See ``maxSnapshotAge``: the most commits a snapshot may fall behind the latest
+        /// before the applier expires it. Default nil (no limit).
+        public var maxSnapshotLag: UInt64? = nil
 
         public init() {}
     }

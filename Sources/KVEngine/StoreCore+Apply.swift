@@ -25,6 +25,7 @@ extension StoreCore {
             }
             if overlay.withLock({ $0.stopping }) { return }
             guard let work else { continue }
+            expireOldSnapshots()
             do {
                 // The WAL rule: LMDB never holds a commit the log has not made durable.
                 try log.withLock { (log) throws(KVError) in try log.sync(through: work.last) }
@@ -59,6 +60,34 @@ extension StoreCore {
                 overlay.broadcast()
                 return
             }
+        }
+    }
+
+    /// Ends the snapshots that outlived `Options.maxSnapshotAge` or `maxSnapshotLag`, just
+    /// before the applier writes to LMDB: the pages they pin are what would make the data
+    /// file grow. The engine's own short-lived commit views never expire.
+    func expireOldSnapshots() {
+        guard options.maxSnapshotAge != nil || options.maxSnapshotLag != nil else { return }
+        let now = monotonicSeconds()
+        let expired = overlay.withLock { state -> [(id: Int, snapshot: Snapshot, reason: String)] in
+            state.liveSnapshots.compactMap { id, live in
+                guard let snapshot = live.snapshot, !snapshot.recycles else { return nil }
+                let lag = state.latestVersion - live.version
+                if let limit = options.maxSnapshotLag, lag > limit {
+                    return (id, snapshot, "\(lag) commits behind the latest, more than maxSnapshotLag \(limit)")
+                }
+                let age = now - live.openedAt
+                if let limit = options.maxSnapshotAge, age > limit {
+                    return (id, snapshot, "open for \(Int(age * 1000)) ms, longer than maxSnapshotAge \(limit) s")
+                }
+                return nil
+            }
+        }
+        // End each transaction before the overlay forgets the snapshot: a read in progress
+        // finishes first, and no later read can use overlay entries the sweep drops.
+        for candidate in expired where candidate.snapshot.expire(reason: candidate.reason) {
+            overlay.withLock { $0.expiredSnapshots += 1 }
+            snapshotDidClose(id: candidate.id)
         }
     }
 

@@ -264,4 +264,29 @@ struct QueryGenerationTests {
         #expect(store.objects.queryGenerationStats.count == 0)
         #expect(store.objects.queryGenerationStats.oldestVersion == nil)
     }
+
+    @Test("under maxSnapshotLag a forgotten pinned generation expires: a typed error, and pinning again goes on")
+    func aPinnedGenerationPastTheLagExpires() throws {
+        try withTestStore(configure: { options in
+            options.storeOptions.maxSnapshotLag = 2
+            options.storeOptions.applyInterval = 0.002
+        }) { store in
+            _ = try seedCounters(store, count: 3)
+            let writer = store.context("writer")
+            let reader = store.context("reader")
+            try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+            #expect(try counters(at: 0, in: reader) == 3)    // pins here
+            for _ in 0..<5 { try bumpAll(writer) }
+            try store.objects.store.flush()
+            var expired = false
+            do {
+                _ = try counters(at: 0, in: reader)
+            } catch let error as ContextError {
+                if case .storage(.snapshotExpired) = error { expired = true }
+            }
+            #expect(expired)
+            try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }
+            #expect(try counters(at: 5, in: reader) == 3)
+        }
+    }
 }

@@ -34,9 +34,7 @@ import Glibc
     /// A long-lived snapshot keeps LMDB from reusing the pages of every later version, so
     /// the data file grows while it is open; `stats()` names its version and age; once it is
     /// closed the same work reuses pages and the growth stops.
-    ///
-    /// Nothing bounds this growth: no option caps a snapshot's age or the file's size
-    /// (reported to the engine's owner; the test documents the behaviour).
+    /// `Options.maxSnapshotLag` and `maxSnapshotAge` bound it (the next test).
     @Test(.timeLimit(.minutes(5)))
     func aPinnedSnapshotGrowsTheFileUntilItCloses() throws {
         let directory = try TemporaryDirectory(prefix: "cairn-pinned")
@@ -66,6 +64,36 @@ import Glibc
         Reliability.report("resources", "pinned snapshot: data file grew \(grewPinned) bytes over 25 rewrites while pinned, \(grewUnpinned) after it closed")
         #expect(grewPinned > 1 << 20)
         #expect(grewUnpinned < grewPinned / 4)
+    }
+
+    /// The same forgotten snapshot under `Options.maxSnapshotLag`: the applier expires it
+    /// once it falls too far behind, its reads fail with `snapshotExpired`, and the file
+    /// grows by what the last few commits wrote, not by all of them.
+    @Test(.timeLimit(.minutes(5)))
+    func maxSnapshotLagBoundsTheGrowthAPinnedSnapshotCauses() throws {
+        let directory = try TemporaryDirectory(prefix: "cairn-pinned-bounded")
+        defer { directory.remove() }
+        var bounded = options()
+        bounded.maxSnapshotLag = 3
+        let store = try Store(directory: directory.path, options: bounded)
+        defer { store.close() }
+        try rewrite(store, keys: 200, size: 2000, rounds: 3, tag: "a")
+        let pinned = try store.snapshot()
+        defer { pinned.close() }
+        let start = try store.stats()
+        #expect(start.oldestSnapshotVersion == pinned.version)
+        try rewrite(store, keys: 200, size: 2000, rounds: 25, tag: "b")
+        let end = try store.stats()
+        #expect(end.expiredSnapshots == 1)
+        #expect(end.oldestSnapshotVersion == nil)
+        var expired = false
+        do { _ = try pinned.get("key7") } catch { if case .snapshotExpired = error { expired = true } }
+        #expect(expired)
+        let grew = end.lmdbFileBytes - start.lmdbFileBytes
+        Reliability.report("resources", "pinned snapshot under maxSnapshotLag 3: data file grew \(grew) bytes over 25 rewrites")
+        // The snapshot pins the pages of at most lag + 1 rewrites of 400 KB before it expires
+        // (about 1.6 MB); unbounded, the same 25 rewrites grow the file by about 18 MB.
+        #expect(grew < 3 << 20)
     }
 
     /// With every reader slot taken, a new snapshot fails with LMDB's MDB_READERS_FULL as a
