@@ -150,11 +150,17 @@ struct LMDBTransaction: @unchecked Sendable {
     }
 
     /// Reserves `size` bytes for `key` and lets `fill` write them in place.
-    func put(_ key: [UInt8], size: Int, in dbi: MDB_dbi, fill: (UnsafeMutableRawBufferPointer) -> Void) throws(KVError) {
+    ///
+    /// `append`: the caller knows `key` sorts after every key in the table, so LMDB skips
+    /// the search and fills pages to the brim instead of splitting them in half
+    /// (`MDB_APPEND`; a key that does not sort last fails with `MDB_KEYEXIST`, harmlessly).
+    func put(_ key: [UInt8], size: Int, in dbi: MDB_dbi, append: Bool = false,
+             fill: (UnsafeMutableRawBufferPointer) -> Void) throws(KVError) {
         try key.withBytes { (raw) throws(KVError) in
             var keyValue = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
             var data = MDB_val(mv_size: size, mv_data: nil)
-            try check(mdb_put(handle, dbi, &keyValue, &data, UInt32(MDB_RESERVE)), "mdb_put")
+            let flags = UInt32(MDB_RESERVE) | (append ? UInt32(MDB_APPEND) : 0)
+            try check(mdb_put(handle, dbi, &keyValue, &data, flags), "mdb_put")
             fill(UnsafeMutableRawBufferPointer(start: data.mv_data, count: size))
         }
     }
@@ -172,6 +178,13 @@ struct LMDBTransaction: @unchecked Sendable {
         var stat = MDB_stat()
         try check(mdb_stat(handle, dbi, &stat), "mdb_stat")
         return stat.ms_entries
+    }
+
+    /// The greatest key in the table, or nil when it is empty.
+    func lastKey(in dbi: MDB_dbi) throws(KVError) -> [UInt8]? {
+        let cursor = try openCursor(dbi)
+        defer { cursor.close() }
+        return try cursor.move(.last).map { Array($0.key) }
     }
 
     func openCursor(_ dbi: MDB_dbi) throws(KVError) -> LMDBCursor {

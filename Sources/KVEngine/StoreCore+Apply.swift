@@ -130,22 +130,26 @@ extension StoreCore {
         var tombstoneChanges: [String: Int] = [:]
         let transaction = try env.beginTransaction(readOnly: false)
         do {
-            func put(_ operation: LoggedOperation) throws(KVError) {
-                var handle = known[operation.table] ?? created[operation.table]
-                if handle == nil {
-                    handle = try transaction.openTable(operation.table, create: true)
-                    created[operation.table] = handle
+            func handle(of table: String) throws(KVError) -> MDB_dbi {
+                if let handle = known[table] ?? created[table] { return handle }
+                guard let handle = try transaction.openTable(table, create: true) else {
+                    throw KVError.lmdb(code: MDB_NOTFOUND, operation: "mdb_dbi_open(\(table))")
                 }
+                created[table] = handle
+                return handle
+            }
+            func put(_ operation: LoggedOperation, append: Bool = false) throws(KVError) {
+                let handle = try handle(of: operation.table)
                 let size = RecordCodec.storedSize(valueCount: operation.value?.count ?? 0)
                 if let value = operation.value {
                     if operation.replacesTombstone { tombstoneChanges[operation.table, default: 0] -= 1 }
-                    try transaction.put(operation.key, size: size, in: handle!) {
+                    try transaction.put(operation.key, size: size, in: handle, append: append) {
                         RecordCodec.encode(key: operation.key, version: operation.recordVersion, value: value, into: $0)
                     }
                 } else {
                     // A delete leaves a tombstone holding the deleted version (see RecordCodec).
                     tombstoneChanges[operation.table, default: 0] += 1
-                    try transaction.put(operation.key, size: size, in: handle!) {
+                    try transaction.put(operation.key, size: size, in: handle, append: append) {
                         RecordCodec.encodeTombstone(key: operation.key, version: operation.recordVersion, into: $0)
                     }
                 }
@@ -158,8 +162,24 @@ extension StoreCore {
             } else {
                 // LMDB inserts in key order touch each page once instead of at random;
                 // equal keys keep their commit order, so the last write still wins.
+                // A key above the table's greatest goes in with MDB_APPEND: a load into an
+                // empty table, or of keys that grow (time, sequence numbers), fills whole
+                // pages without a search. Keys among existing ones take the normal path.
                 let order = KeyOrder.sorted(commits)
-                for position in order { try put(commits[position.commit].operations[position.operation]) }
+                var table: String? = nil
+                var greatest: [UInt8]? = nil
+                for position in order {
+                    let operation = commits[position.commit].operations[position.operation]
+                    if operation.table != table {
+                        table = operation.table
+                        greatest = try transaction.lastKey(in: handle(of: operation.table))
+                    }
+                    let appends = greatest.map { last in
+                        operation.key.withUnsafeBytes { Snapshot.compare($0, last) > 0 }
+                    } ?? true
+                    try put(operation, append: appends)
+                    if appends { greatest = operation.key }
+                }
             }
             for (table, change) in tombstoneChanges where change != 0 {
                 let count = Int(try tombstoneCount(of: table, in: transaction, meta: meta)) + change
