@@ -41,6 +41,26 @@ struct OverlayVersions {
 
     var byteCount: Int { older.reduce(newest.byteCount) { $0 + $1.byteCount } }
 
+    /// A key's first version; sets `made` so the caller's `push` knows it is already in.
+    init(newest: OverlayEntry, marking made: UnsafeMutablePointer<Bool>) {
+        self.newest = newest
+        made.pointee = true
+    }
+
+    init(newest: OverlayEntry, older: [OverlayEntry] = []) {
+        self.newest = newest
+        self.older = older
+    }
+
+    /// Makes `entry` the newest version, keeping the previous one for older snapshots,
+    /// unless `fresh` says these versions were just made from `entry`.
+    @inline(__always)
+    mutating func push(_ entry: OverlayEntry, unless fresh: UnsafeMutablePointer<Bool>) {
+        if fresh.pointee { return }
+        older.append(newest)
+        newest = entry
+    }
+
     /// The newest entry at or below `version`, if it is above `floor`.
     @inline(__always)
     func visible(floor: UInt64, version: UInt64) -> OverlayEntry? {
@@ -108,12 +128,11 @@ struct OverlayState {
                     commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
                 let tableKey = TableKey(table: operation.table, key: operation.key)
                 if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
-                if let index = entries.index(forKey: tableKey) {
-                    let previous = entries.values[index].newest
-                    entries.values[index].older.append(previous)
-                    entries.values[index].newest = entry
-                } else {
-                    entries[tableKey] = OverlayVersions(newest: entry)
+                // One hash per write: the default subscript inserts a new key's versions,
+                // or hands over an existing key's, in the same lookup; `fresh` tells which.
+                var fresh = false
+                withUnsafeMutablePointer(to: &fresh) { fresh in
+                    entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)].push(entry, unless: fresh)
                 }
                 bytes += entry.byteCount + operation.key.count
             }

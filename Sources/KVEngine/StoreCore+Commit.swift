@@ -134,7 +134,8 @@ extension StoreCore {
         for operation in batch.operations {
             let tableKey = TableKey(table: operation.table, key: operation.key)
             let state: RecordState
-            if let known = local[tableKey] ?? group[tableKey] {
+            // (A group's first batch, often its only one, skips hashing the key a third time.)
+            if let known = local[tableKey] ?? (group.isEmpty ? nil : group[tableKey]) {
                 state = known
             } else {
                 do {
