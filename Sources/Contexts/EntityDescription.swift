@@ -10,23 +10,24 @@ import Policies
 /// ])
 /// ```
 public struct EntityDescription: Sendable, Hashable {
+    /// Everything derived from the name and attributes, built once. One reference, so copying
+    /// an entity (every object holds one) costs a single retain.
+    let layout: EntityLayout
+
     /// The entity's name: ASCII letters, digits and `_`, not starting with a digit, at most 100
     /// bytes. It appears in object IDs (`cairn://Person/p1`) and in the table name.
     ///
     /// ```swift
     /// person.name   // "Person"
     /// ```
-    public let name: String
+    public var name: String { layout.name }
 
     /// The attributes, in the order given.
     ///
     /// ```swift
     /// person.attributes.map(\.name)   // ["name", "age", "city"]
     /// ```
-    public let attributes: [AttributeDescription]
-
-    // Lookup table built once; attributes are immutable after init.
-    private let indexByName: [String: Int]
+    public var attributes: [AttributeDescription] { layout.attributes }
 
     /// Describes an entity; ``Schema/init(_:)`` checks names and duplicates.
     ///
@@ -34,13 +35,7 @@ public struct EntityDescription: Sendable, Hashable {
     /// let tag = EntityDescription("Tag", attributes: [AttributeDescription("label", .string)])
     /// ```
     public init(_ name: String, attributes: [AttributeDescription]) {
-        self.name = name
-        self.attributes = attributes
-        var index: [String: Int] = [:]
-        for (position, attribute) in attributes.enumerated() where index[attribute.name] == nil {
-            index[attribute.name] = position
-        }
-        indexByName = index
+        layout = EntityLayout(name: name, attributes: attributes)
     }
 
     /// The attribute named `name`, or nil.
@@ -50,7 +45,7 @@ public struct EntityDescription: Sendable, Hashable {
     /// person.attribute(named: "agee")        // nil
     /// ```
     public func attribute(named name: String) -> AttributeDescription? {
-        indexByName[name].map { attributes[$0] }
+        layout.index(of: name).map { layout.attributes[$0] }
     }
 
     /// The default value of every attribute that has one: what a new object starts with.
@@ -60,10 +55,91 @@ public struct EntityDescription: Sendable, Hashable {
     ///     .defaultValues   // ["on": .bool(false)]
     /// ```
     public var defaultValues: PropertyValues {
-        var values = PropertyValues()
-        for attribute in attributes where attribute.defaultValue != .null {
-            values[attribute.name] = attribute.defaultValue
-        }
-        return values
+        layout.defaultValues.dictionary(layout)
     }
+
+    /// Equal when the names and attributes are (the layout is derived from them).
+    ///
+    /// ```swift
+    /// EntityDescription("Tag", attributes: []) == EntityDescription("Tag", attributes: [])   // true
+    /// ```
+    public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool {
+        lhs.layout === rhs.layout || (lhs.layout.name == rhs.layout.name && lhs.layout.attributes == rhs.layout.attributes)
+    }
+
+    /// Hashes the name and attributes, consistently with ``==(_:_:)``.
+    ///
+    /// ```swift
+    /// let entities: Set<EntityDescription> = [person]
+    /// ```
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(layout.name)
+        hasher.combine(layout.attributes)
+    }
+}
+
+/// What the context layer needs to know about an entity, computed once when the entity is
+/// described: objects keep their values by attribute **position** (``ObjectValues``), and this is
+/// the map between those positions and everything that names attributes (the public API, the
+/// stored format, predicates).
+///
+/// `Sendable`: immutable after init.
+final class EntityLayout: Sendable {
+    let name: String
+    let attributes: [AttributeDescription]
+    /// The table the entity's records live in (`entity:<name>`).
+    let tableName: String
+    /// Attribute position by name (the first attribute of a name, should a hand-made entity
+    /// repeat one; ``Schema`` refuses duplicates).
+    private let indexByName: [String: Int]
+    /// Each attribute's name as UTF-8, by position: the stored format names properties so, and
+    /// the decoder matches them byte for byte without making a String.
+    let nameBytes: [[UInt8]]
+    /// Each attribute's name as the stored format writes it (length varint, then UTF-8).
+    let nameHeaders: [[UInt8]]
+    /// Attribute positions sorted by name (String order, as the stored format writes them).
+    let positionsByName: [Int]
+    /// A new object's values: each attribute's default (`.null` when none).
+    let defaultValues: ObjectValues
+    /// Every attribute null: the values of an object not loaded yet.
+    let nullValues: ObjectValues
+
+    init(name: String, attributes: [AttributeDescription]) {
+        self.name = name
+        self.attributes = attributes
+        tableName = StorageCore.table(for: name)
+        var index: [String: Int] = [:]
+        for (position, attribute) in attributes.enumerated() where index[attribute.name] == nil {
+            index[attribute.name] = position
+        }
+        indexByName = index
+        nameBytes = attributes.map { Array($0.name.utf8) }
+        nameHeaders = nameBytes.map { name in
+            var header: [UInt8] = []
+            ValueCodec.appendVarint(UInt64(name.count), to: &header)
+            return header + name
+        }
+        positionsByName = attributes.indices.sorted { attributes[$0].name < attributes[$1].name }
+        defaultValues = ObjectValues(attributes.map(\.defaultValue))
+        nullValues = ObjectValues(repeating: .null, count: attributes.count)
+    }
+
+    var count: Int { attributes.count }
+
+    /// The position of the attribute named `name`, or nil.
+    ///
+    /// Small entities are searched linearly: comparing a short attribute name with another
+    /// (both usually small strings, compared by their raw bits) is cheaper than hashing it,
+    /// and this runs on every property access.
+    @inline(__always)
+    func index(of name: String) -> Int? {
+        if attributes.count <= Self.linearSearchLimit {
+            for position in attributes.indices where attributes[position].name == name { return position }
+            return nil
+        }
+        return indexByName[name]
+    }
+
+    /// Up to this many attributes, ``index(of:)`` searches linearly.
+    static let linearSearchLimit = 8
 }

@@ -22,19 +22,52 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [StoredObject] {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
-        return try matches(for: request, entity: entity).map { candidate in
-            switch candidate.source {
-            case .registered(let object):
-                return object
-            case let .stored(id, version):
-                let object = StoredObject(entity: entity, id: id)
-                object.current = candidate.values
-                object.ancestorValues = candidate.values
-                object.ancestorVersion = version
-                register(object)
-                return object
+        // Objects for records met for the first time are made and attached as they are met, and
+        // registered together at the end (`register(made:ids:)` says why), so a fetch that fails
+        // registers nothing.
+        var made: [StoredObject] = [], ids: [ObjectID] = []
+        var objects: [StoredObject] = []
+        if request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
+            // Nothing to sort or cut: every match is in the result, in visiting order, so there
+            // is no need to collect candidates first.
+            let layout = entity.layout
+            let predicate = request.predicate.map { ResolvedPredicate($0, layout: layout) }
+            try forEachVisible(of: entity) { item in
+                switch item {
+                case .registered(let object):
+                    if predicate?.evaluate(object.current, layout: layout) ?? true { objects.append(object) }
+                case .base(let record):
+                    guard predicate?.evaluate(record.values, layout: layout) ?? true else { return }
+                    let object = attachedObject(entity, record.id, record.values, record.version)
+                    made.append(object)
+                    ids.append(record.id)
+                    objects.append(object)
+                }
+            }
+        } else {
+            objects = try matches(for: request, entity: entity).map { candidate in
+                switch candidate.source {
+                case .registered(let object):
+                    return object
+                case let .stored(id, version):
+                    let object = attachedObject(entity, id, candidate.values, version)
+                    made.append(object)
+                    ids.append(id)
+                    return object
+                }
             }
         }
+        register(made: made, ids: ids)
+        return objects
+    }
+
+    /// A new object read with `values` at record `version`, attached to this context.
+    private func attachedObject(
+        _ entity: EntityDescription, _ id: ObjectID, _ values: ObjectValues, _ version: UInt64
+    ) -> StoredObject {
+        let object = StoredObject(entity: entity, id: id, values: values, version: version)
+        attach(object)
+        return object
     }
 
     /// How many objects `fetch(request)` would return, without registering any.
@@ -57,14 +90,17 @@ extension ObjectContext {
             case stored(ObjectID, version: UInt64)
         }
         let source: Source
-        let values: PropertyValues
+        let values: ObjectValues
         let baseOrder: Int
     }
 
     func matches(for request: FetchRequest, entity: EntityDescription) throws(ContextError) -> [Candidate] {
+        let layout = entity.layout
+        // Attribute names resolved to positions once per fetch, not once per object.
+        let predicate = request.predicate.map { ResolvedPredicate($0, layout: layout) }
         var candidates: [Candidate] = []
         try forEachVisible(of: entity) { item in
-            let values: PropertyValues
+            let values: ObjectValues
             let source: Candidate.Source
             switch item {
             case .registered(let object):
@@ -74,22 +110,93 @@ extension ObjectContext {
                 values = record.values
                 source = .stored(record.id, version: record.version)
             }
-            if request.predicate?.evaluate(values) ?? true {
+            if predicate?.evaluate(values, layout: layout) ?? true {
                 candidates.append(Candidate(source: source, values: values, baseOrder: candidates.count))
             }
         }
         if !request.sortDescriptors.isEmpty {
+            let keys = request.sortDescriptors.map { (property: PropertyReference($0.attribute, layout: layout), ascending: $0.ascending) }
             candidates.sort { left, right in
-                for descriptor in request.sortDescriptors {
-                    let order = AttributeOrder.sortOrder(
-                        left.values.value(of: descriptor.attribute), right.values.value(of: descriptor.attribute))
-                    if order != 0 { return descriptor.ascending ? order < 0 : order > 0 }
+                for key in keys {
+                    let order = AttributeOrder.sortOrder(key.property.value(in: left.values), key.property.value(in: right.values))
+                    if order != 0 { return key.ascending ? order < 0 : order > 0 }
                 }
                 return left.baseOrder < right.baseOrder
             }
         }
         let start = min(max(request.fetchOffset, 0), candidates.count)
         let end = request.fetchLimit.map { start + min(max($0, 0), candidates.count - start) } ?? candidates.count
+        if start == 0 && end == candidates.count { return candidates }
         return Array(candidates[start..<end])
+    }
+}
+
+/// A property named in a fetch request, resolved against one entity: an attribute position, or
+/// (for a name the entity lacks) an extra of the stored record, usually absent.
+struct PropertyReference {
+    private enum Target {
+        case attribute(Int)
+        case extra(String)
+    }
+
+    private let target: Target
+
+    init(_ name: String, layout: EntityLayout) {
+        target = layout.index(of: name).map(Target.attribute) ?? .extra(name)
+    }
+
+    /// The property's value in `values` (`.null` when unset).
+    func value(in values: ObjectValues) -> AttributeValue {
+        switch target {
+        case .attribute(let position): return values[position]
+        case .extra(let name): return values.extras?[name] ?? .null
+        }
+    }
+}
+
+/// A ``FetchPredicate`` with its attribute names resolved against one entity; it evaluates as
+/// the predicate does on the values as a dictionary.
+indirect enum ResolvedPredicate {
+    case compare(PropertyReference, FetchPredicate.Operator, AttributeValue)
+    case isIn(PropertyReference, [AttributeValue])
+    case and([ResolvedPredicate])
+    case or([ResolvedPredicate])
+    case not(ResolvedPredicate)
+    case matching(@Sendable (PropertyValues) -> Bool)
+
+    init(_ predicate: FetchPredicate, layout: EntityLayout) {
+        switch predicate {
+        case let .compare(attribute, comparison, constant):
+            self = .compare(PropertyReference(attribute, layout: layout), comparison, constant)
+        case let .isIn(attribute, constants):
+            self = .isIn(PropertyReference(attribute, layout: layout), constants)
+        case .and(let predicates):
+            self = .and(predicates.map { ResolvedPredicate($0, layout: layout) })
+        case .or(let predicates):
+            self = .or(predicates.map { ResolvedPredicate($0, layout: layout) })
+        case .not(let predicate):
+            self = .not(ResolvedPredicate(predicate, layout: layout))
+        case .matching(let body):
+            self = .matching(body)
+        }
+    }
+
+    func evaluate(_ values: ObjectValues, layout: EntityLayout) -> Bool {
+        switch self {
+        case let .compare(property, comparison, constant):
+            return FetchPredicate.holds(property.value(in: values), comparison, constant)
+        case let .isIn(property, constants):
+            let value = property.value(in: values)
+            return constants.contains { FetchPredicate.holds(value, .equal, $0) }
+        case .and(let predicates):
+            return predicates.allSatisfy { $0.evaluate(values, layout: layout) }
+        case .or(let predicates):
+            return predicates.contains { $0.evaluate(values, layout: layout) }
+        case .not(let predicate):
+            return !predicate.evaluate(values, layout: layout)
+        case .matching(let body):
+            // The escape hatch sees the values as the API shows them: a dictionary by name.
+            return body(values.dictionary(layout))
+        }
     }
 }

@@ -54,7 +54,7 @@ extension ObjectContext {
         }
         let unread = targets.filter { prefetched[$0.storedID] == nil }
         var records: [BaseRecord?] = []
-        var read = try baseRecords(of: unread.map(\.storedID), latest: true).makeIterator()
+        var read = try baseRecords(of: unread.map { ($0.storedID, $0.entity) }, latest: true).makeIterator()
         for object in targets {
             if let record = prefetched[object.storedID] {
                 records.append(record)
@@ -111,8 +111,9 @@ extension ObjectContext {
         var ownState: [ObjectID: BaseRecord?] = [:]
         if !children.isEmpty {
             for id in note.updatedObjectIDs + note.insertedObjectIDs {
+                guard let entity = core.schema.entity(named: id.entityName) else { continue }
                 do {
-                    ownState[id] = .some(try visibleRecord(of: id))
+                    ownState[id] = .some(try visibleRecord(of: id, entity: entity))
                 } catch {
                     continue  // the child reads it itself
                 }

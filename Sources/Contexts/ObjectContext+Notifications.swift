@@ -72,7 +72,9 @@ extension ObjectContext {
 
     // MARK: - Posting (on the queue)
 
-    func postWillSave() {
+    /// Posts the will-save; returns its ID lists and the sets made of them, which the
+    /// did-save reuses where its lists are the same (see `postDidSave`).
+    func postWillSave() -> PostedIDSets {
         var inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []
         for object in objectsInOrder where !object.isFaultStorage {
             if object.insertedFlag {
@@ -85,22 +87,31 @@ extension ObjectContext {
         }
         let note = ContextWillSaveNotification(
             contextName: name, insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted)
+        let sets = PostedIDSets(inserted: inserted, updated: updated, deleted: deleted)
         NotificationCenter.default.post(
             name: .cairnObjectContextWillSave, object: self,
             userInfo: [
-                ContextNotificationKey.insertedObjectIDs: Set(inserted),
-                ContextNotificationKey.updatedObjectIDs: Set(updated),
-                ContextNotificationKey.deletedObjectIDs: Set(deleted),
+                ContextNotificationKey.insertedObjectIDs: sets.inserted.set,
+                ContextNotificationKey.updatedObjectIDs: sets.updated.set,
+                ContextNotificationKey.deletedObjectIDs: sets.deleted.set,
                 ContextNotificationKey.payload: note,
             ])
         eventStreams.send(.willSave(note))
+        return sets
     }
 
-    func postDidSave(_ note: ContextDidSaveNotification) {
+    /// Posts the did-save. `willSave` holds the sets the will-save posted: a set is hashed
+    /// again only when the did-save's list differs from the will-save's (inserted objects
+    /// changed their IDs, a merge policy changed the outcome). A save of updates builds each
+    /// set once.
+    func postDidSave(_ note: ContextDidSaveNotification, reusing willSave: PostedIDSets? = nil) {
         var userInfo: [AnyHashable: Any] = [
-            ContextNotificationKey.insertedObjectIDs: Set(note.insertedObjectIDs),
-            ContextNotificationKey.updatedObjectIDs: Set(note.updatedObjectIDs),
-            ContextNotificationKey.deletedObjectIDs: Set(note.deletedObjectIDs),
+            ContextNotificationKey.insertedObjectIDs:
+                willSave?.inserted.set(for: note.insertedObjectIDs) ?? Set(note.insertedObjectIDs),
+            ContextNotificationKey.updatedObjectIDs:
+                willSave?.updated.set(for: note.updatedObjectIDs) ?? Set(note.updatedObjectIDs),
+            ContextNotificationKey.deletedObjectIDs:
+                willSave?.deleted.set(for: note.deletedObjectIDs) ?? Set(note.deletedObjectIDs),
             ContextNotificationKey.payload: note,
         ]
         if let version = note.commitVersion { userInfo[ContextNotificationKey.commitVersion] = version }
@@ -120,5 +131,33 @@ extension ObjectContext {
                 ContextNotificationKey.payload: note,
             ])
         eventStreams.send(.objectsDidChange(note))
+    }
+}
+
+/// The object ID lists of a will-save, and the sets posted for them.
+struct PostedIDSets {
+    /// One list and its set.
+    struct Posted {
+        let ids: [ObjectID]
+        let set: Set<ObjectID>
+
+        init(_ ids: [ObjectID]) {
+            self.ids = ids
+            set = Set(ids)
+        }
+
+        /// The set of `ids`: this one when the lists are equal (comparing is much cheaper
+        /// than hashing), else a new one.
+        func set(for ids: [ObjectID]) -> Set<ObjectID> {
+            ids == self.ids ? set : Set(ids)
+        }
+    }
+
+    let inserted: Posted, updated: Posted, deleted: Posted
+
+    init(inserted: [ObjectID], updated: [ObjectID], deleted: [ObjectID]) {
+        self.inserted = Posted(inserted)
+        self.updated = Posted(updated)
+        self.deleted = Posted(deleted)
     }
 }

@@ -43,7 +43,7 @@ extension ObjectContext {
                     + "(\(existing.deletedFlag ? "deleted, not yet saved" : "registered")); save first")
         }
         let object = StoredObject(entity: entity, id: id)
-        object.current = entity.defaultValues
+        object.current = entity.layout.defaultValues
         object.insertedFlag = true
         object.hasChosenKey = true
         register(object)
@@ -110,14 +110,15 @@ extension ObjectContext {
         if let object = registeredObject(for: id) { return object }
         if id.isTemporaryID {
             // A child may know a temporary ID from its parent's pending inserts: load it now.
+            let entity = entityDescription(named: id.entityName)
             let record: BaseRecord?
             do {
-                record = parent == nil ? nil : try baseRecord(of: id)
+                record = parent == nil ? nil : try baseRecord(of: id, entity: entity)
             } catch {
                 contextMisuse("ObjectContext '\(name)': StoredObject \(id) could not be loaded: \(error)")
             }
             guard let record else { contextMisuse("ObjectContext '\(name)': \(ContextError.unknownTemporaryID(id))") }
-            return adopt(record, askedFor: id, entity: entityDescription(named: id.entityName))
+            return adopt(record, askedFor: id, entity: entity)
         }
         let object = StoredObject(entity: entityDescription(named: id.entityName), id: id)
         object.isFaultStorage = true
@@ -145,7 +146,7 @@ extension ObjectContext {
         checkQueue()
         if let object = registeredObject(for: id) {
             guard object.isFaultStorage else { return object }
-            guard let record = try baseRecord(of: object.storedID) else {
+            guard let record = try baseRecord(of: object.storedID, entity: object.entity) else {
                 forget(object, reason: "it was found deleted in the store")
                 throw ContextError.objectNotFound(id)
             }
@@ -154,7 +155,7 @@ extension ObjectContext {
         }
         if id.isTemporaryID && parent == nil { throw ContextError.unknownTemporaryID(id) }
         let entity = try core.entity(named: id.entityName)
-        guard let record = try baseRecord(of: id) else {
+        guard let record = try baseRecord(of: id, entity: entity) else {
             throw id.isTemporaryID ? ContextError.unknownTemporaryID(id) : ContextError.objectNotFound(id)
         }
         return adopt(record, askedFor: id, entity: entity)
@@ -262,7 +263,7 @@ extension ObjectContext {
     // MARK: - Helpers
 
     func isUpdated(_ object: StoredObject) -> Bool {
-        !object.insertedFlag && !object.isFaultStorage && !object.current.hasSameValues(as: object.ancestorValues)
+        !object.insertedFlag && !object.isFaultStorage && object.current != object.ancestorValues
     }
 
     func entityDescription(named entityName: String) -> EntityDescription {

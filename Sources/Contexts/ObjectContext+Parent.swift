@@ -10,9 +10,9 @@ import Policies
 struct ChildChange: Sendable {
     enum Kind: Sendable {
         /// A new object with these values (the primary key was chosen when `chosenKey`).
-        case insert(PropertyValues, chosenKey: Bool)
-        /// These properties changed (`.null`: cleared).
-        case update([String: AttributeValue])
+        case insert(ObjectValues, chosenKey: Bool)
+        /// The properties named by `changed` took their values in `values` (`.null`: cleared).
+        case update(changed: ObjectValues.Differences, values: ObjectValues)
         case delete
         /// Unchanged, marked with detectConflicts: the mark moves up.
         case check
@@ -23,7 +23,7 @@ struct ChildChange: Sendable {
     let kind: Kind
     /// What the child read (from this parent's view): becomes the parent's ancestor when the
     /// parent does not hold the object, so the root's save checks the version the child read.
-    let ancestorValues: PropertyValues
+    let ancestorValues: ObjectValues
     let ancestorVersion: UInt64
 }
 
@@ -71,11 +71,7 @@ extension ObjectContext {
             } else if object.deletedFlag {
                 kind = .delete
             } else if isUpdated(object) {
-                var changed: [String: AttributeValue] = [:]
-                for property in object.current.differingProperties(from: object.ancestorValues) {
-                    changed[property] = object.current.value(of: property)
-                }
-                kind = .update(changed)
+                kind = .update(changed: object.current.differences(from: object.ancestorValues), values: object.current)
             } else {
                 kind = .check
             }
@@ -157,8 +153,8 @@ extension ObjectContext {
             switch change.kind {
             case .insert:
                 break
-            case .update(let changed):
-                for (property, value) in changed { object.current[property] = value == .null ? nil : value }
+            case let .update(changed, values):
+                object.current.take(changed, from: values)
                 note.updatedObjectIDs.append(object.storedID)
             case .delete:
                 note.deletedObjectIDs.append(object.storedID)

@@ -20,7 +20,8 @@ extension ObjectContext {
     /// ```
     public func perform(_ body: @escaping @Sendable () -> Void) {
         let access = BorrowedQueues(context: self)
-        queue.async { access.run(body) }
+        // Weak: a queued block does not keep its context alive (it runs either way).
+        queue.async { [weak self] in access.run { self?.runningHere(body) ?? body() } }
     }
 
     /// Runs `body` on the context's queue and waits for it; returns its result or rethrows its
@@ -44,7 +45,7 @@ extension ObjectContext {
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
         if isOnQueue { return try body() }
         let access = BorrowedQueues.here.entering(self, fromMainQueue: BorrowedQueues.isOnMainQueue)
-        return try queue.sync { try access.run(body) }
+        return try queue.sync { try access.run { try runningHere(body) } }
     }
 
     /// Runs `body` on the context's queue, in FIFO order with `perform` calls, and returns its
@@ -66,7 +67,7 @@ extension ObjectContext {
                 queue.async {
                     // `run()` drops the closure before the continuation resumes, so `body` has
                     // not escaped when withoutActuallyEscaping checks on return.
-                    continuation.resume(with: access.run { work.run() })
+                    continuation.resume(with: access.run { [weak self] in self?.runningHere { work.run() } ?? work.run() })
                 }
             }
         }
@@ -80,8 +81,32 @@ extension ObjectContext {
     /// context.performAndWait { context.isOnQueue }   // true
     /// ```
     public var isOnQueue: Bool {
+        if runningThread.load(ordering: .relaxed) == Self.currentThread { return true }
         if DispatchQueue.getSpecific(key: queueKey) != nil { return true }
         return BorrowedQueues.here.includes(self)
+    }
+
+    /// Runs `body`, a block on this context's queue, noting its thread in `runningThread`.
+    ///
+    /// Every property access checks the queue, and the general check (a dispatch-specific
+    /// lookup, then the borrowed queues) costs more than many accesses themselves. While a
+    /// block of this context runs, the thread running it is on the queue by definition, so
+    /// `isOnQueue` first compares thread identities: one atomic load. Only the running block's
+    /// own thread can ever find its identity there (it stores it, and clears it before it
+    /// returns), so a stale value seen by another thread never matches that thread.
+    func runningHere<T>(_ body: () throws -> T) rethrows -> T {
+        let previous = runningThread.exchange(Self.currentThread, ordering: .relaxed)
+        defer { runningThread.store(previous, ordering: .relaxed) }
+        return try body()
+    }
+
+    /// The calling thread's identity, as `runningThread` holds it (never 0).
+    static var currentThread: UInt {
+        #if canImport(Glibc)
+        pthread_self()  // an integer on Linux (a pointer on Darwin)
+        #else
+        UInt(bitPattern: pthread_self())
+        #endif
     }
 
     /// Stops the process when called off the context's queue (unless checks are off).

@@ -14,7 +14,8 @@ struct BaseRecord: Sendable {
     /// The object's ID in the base: permanent once the root saved it, even when the asker knows
     /// it by its temporary ID.
     var id: ObjectID
-    var values: PropertyValues
+    /// By position in the object's entity: every context of a store shares its schema.
+    var values: ObjectValues
     /// The record version the base holds (0 for an object no context has saved yet).
     var version: UInt64
     /// The temporary ID the base knew the object by before it became permanent, if any: lets a
@@ -63,36 +64,42 @@ extension ObjectContext {
         return try body(snapshot)
     }
 
-    /// The base's record of `id`, or nil when the base has no such object.
-    func baseRecord(of id: ObjectID, latest: Bool = false) throws(ContextError) -> BaseRecord? {
+    /// The base's record of `id` (an object of `entity`), or nil when the base has no such object.
+    func baseRecord(of id: ObjectID, entity: EntityDescription, latest: Bool = false) throws(ContextError) -> BaseRecord? {
         if let parent {
-            return try parent.synchronously { () throws(ContextError) in try parent.visibleRecord(of: id) }
+            return try parent.synchronously { () throws(ContextError) in try parent.visibleRecord(of: id, entity: entity) }
         }
         guard id.primaryKey != nil else { return nil }
         return try withReadSnapshot(latest: latest) { (snapshot) throws(ContextError) in
-            try core.committedRecord(of: id, in: snapshot).map { BaseRecord(id: id, values: $0.values, version: $0.version) }
+            try core.committedRecord(of: id, entity: entity, in: snapshot).map {
+                BaseRecord(id: id, values: $0.values, version: $0.version)
+            }
         }
     }
 
     /// The base's records of several objects, read together (one snapshot, or one visit to the
     /// parent).
-    func baseRecords(of ids: [ObjectID], latest: Bool = false) throws(ContextError) -> [BaseRecord?] {
-        guard !ids.isEmpty else { return [] }
+    func baseRecords(
+        of objects: [(id: ObjectID, entity: EntityDescription)], latest: Bool = false
+    ) throws(ContextError) -> [BaseRecord?] {
+        guard !objects.isEmpty else { return [] }
         if let parent {
             return try parent.synchronously { () throws(ContextError) -> [BaseRecord?] in
                 var records: [BaseRecord?] = []
-                for id in ids { records.append(try parent.visibleRecord(of: id)) }
+                records.reserveCapacity(objects.count)
+                for (id, entity) in objects { records.append(try parent.visibleRecord(of: id, entity: entity)) }
                 return records
             }
         }
         return try withReadSnapshot(latest: latest) { (snapshot) throws(ContextError) -> [BaseRecord?] in
             var records: [BaseRecord?] = []
-            for id in ids {
+            records.reserveCapacity(objects.count)
+            for (id, entity) in objects {
                 guard id.primaryKey != nil else {
                     records.append(nil)
                     continue
                 }
-                records.append(try core.committedRecord(of: id, in: snapshot).map {
+                records.append(try core.committedRecord(of: id, entity: entity, in: snapshot).map {
                     BaseRecord(id: id, values: $0.values, version: $0.version)
                 })
             }
@@ -100,13 +107,14 @@ extension ObjectContext {
         }
     }
 
-    /// This context's view of one object, for a child asking (on this context's queue).
-    func visibleRecord(of id: ObjectID) throws(ContextError) -> BaseRecord? {
+    /// This context's view of one object (of `entity`), for a child asking (on this context's
+    /// queue).
+    func visibleRecord(of id: ObjectID, entity: EntityDescription) throws(ContextError) -> BaseRecord? {
         checkQueue()
         if let object = registeredObject(for: id) {
             if object.deletedFlag { return nil }
             if object.isFaultStorage {
-                guard let record = try baseRecord(of: object.storedID) else {
+                guard let record = try baseRecord(of: object.storedID, entity: object.entity) else {
                     forget(object, reason: "it was found deleted while a child context read it")
                     return nil
                 }
@@ -118,7 +126,7 @@ extension ObjectContext {
         }
         // A temporary ID this context never registered may still be known further up.
         if id.isTemporaryID && parent == nil { return nil }
-        return try baseRecord(of: id)
+        return try baseRecord(of: id, entity: entity)
     }
 
     /// This context's view of an entity, for a child asking (on this context's queue): base
@@ -143,12 +151,15 @@ extension ObjectContext {
     /// when there is one, skipping pending deletes), then the pending inserts. Faults met on the
     /// way are filled from the same read, so one fetch is consistent.
     func forEachVisible(of entity: EntityDescription, _ body: (VisibleItem) -> Void) throws(ContextError) {
+        // A context that held nothing when the visit began (the usual first fetch) has nothing
+        // to look up for any record.
+        let holdsObjects = !registry.isEmpty
         func visit(
             _ id: ObjectID, version: UInt64, formerTemporaryID: ObjectID?,
-            _ values: () throws(ContextError) -> PropertyValues
+            _ values: () throws(ContextError) -> ObjectValues
         ) throws(ContextError) {
-            var object = registry[id]
-            if object == nil, let formerTemporaryID, let held = registry[formerTemporaryID], !held.insertedFlag {
+            var object = holdsObjects ? registry[id] : nil
+            if object == nil, holdsObjects, let formerTemporaryID, let held = registry[formerTemporaryID], !held.insertedFlag {
                 // We still hold it under the temporary ID an ancestor has since made permanent.
                 changeID(of: held, to: id)
                 object = held
@@ -170,15 +181,15 @@ extension ObjectContext {
                 try visit(record.id, version: record.version, formerTemporaryID: record.formerTemporaryID) { record.values }
             }
         } else {
-            let table = StorageCore.table(for: entity.name)
+            let layout = entity.layout
             try withReadSnapshot { (snapshot) throws(ContextError) in
                 do {
-                    try snapshot.forEach(in: table) { key, value, version in
+                    try snapshot.forEach(in: layout.tableName) { key, value, version in
                         guard let primaryKey = StorageCore.primaryKey(of: key) else { return true }
-                        let id = ObjectID(entityName: entity.name, primaryKey: primaryKey)
+                        let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
                         try visit(id, version: version, formerTemporaryID: nil) { () throws(ContextError) in
                             do throws(ValueCodecError) {
-                                return try ValueCodec.decode(Array(value))
+                                return try ValueCodec.decode(value, layout: layout)
                             } catch {
                                 throw ContextError.corruptValue(id, error)
                             }
@@ -192,7 +203,7 @@ extension ObjectContext {
                 }
             }
         }
-        for object in objectsInOrder where object.insertedFlag && object.entity.name == entity.name {
+        for object in pendingInserts where object.entity.name == entity.name {
             body(.registered(object))
         }
     }
@@ -208,10 +219,7 @@ extension ObjectContext {
 
     /// Registers a new object loaded from a base record.
     func registerLoaded(_ record: BaseRecord, entity: EntityDescription) -> StoredObject {
-        let object = StoredObject(entity: entity, id: record.id)
-        object.current = record.values
-        object.ancestorValues = record.values
-        object.ancestorVersion = record.version
+        let object = StoredObject(entity: entity, id: record.id, values: record.values, version: record.version)
         register(object)
         return object
     }

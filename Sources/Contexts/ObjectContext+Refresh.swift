@@ -31,7 +31,7 @@ extension ObjectContext {
         checkQueue()
         checkOwnership(object, "refresh(_:mergeChanges:)")
         guard !object.insertedFlag, !object.isFaultStorage else { return }
-        let record = try baseRecord(of: object.storedID, latest: true)
+        let record = try baseRecord(of: object.storedID, entity: object.entity, latest: true)
         apply(record, to: object, mergeChanges: mergeChanges, forgetReason: "refresh found it deleted in the store")
     }
 
@@ -46,7 +46,7 @@ extension ObjectContext {
     public func refreshAllObjects() throws(ContextError) {
         checkQueue()
         let targets = objectsInOrder.filter { !$0.insertedFlag && !$0.isFaultStorage }
-        let records = try baseRecords(of: targets.map(\.storedID), latest: true)
+        let records = try baseRecords(of: targets.map { ($0.storedID, $0.entity) }, latest: true)
         for (object, record) in zip(targets, records) {
             apply(record, to: object, mergeChanges: true, forgetReason: "refresh found it deleted in the store")
         }
@@ -62,10 +62,7 @@ extension ObjectContext {
         if record.id != object.storedID && registry[record.id] == nil { changeID(of: object, to: record.id) }
         if mergeChanges {
             var merged = record.values
-            for property in object.current.differingProperties(from: object.ancestorValues) {
-                let value = object.current.value(of: property)
-                merged[property] = value == .null ? nil : value
-            }
+            merged.take(object.current.differences(from: object.ancestorValues), from: object.current)
             object.current = merged
         } else {
             object.current = record.values
@@ -110,6 +107,8 @@ extension ObjectContext {
         checkQueue()
         for object in objectsInOrder { forget(object, reason: "its context '\(name)' was reset()") }
         registry.removeAll()
+        registrationOrder.removeAll()
+        forgottenInOrder = 0
         temporaryAliases.removeAll()
         temporaryIDOfPermanent.removeAll()
         lastSaveReportStorage = nil

@@ -45,7 +45,7 @@ extension ObjectContext {
             advanceQueryGeneration()
             return
         }
-        postWillSave()
+        let willSave = postWillSave()
         if parent != nil {
             try saveToParent(&report)
         } else {
@@ -58,7 +58,7 @@ extension ObjectContext {
             deletedObjectIDs: report.deletedObjectIDs, commitVersion: report.commitVersion,
             temporaryIDs: report.temporaryIDs, isSaveToParent: report.savedToParent)
         lastDidSaveStorage = note
-        postDidSave(note)
+        postDidSave(note, reusing: willSave)
         deliverAutomaticMerges(note)
     }
 
@@ -107,8 +107,8 @@ extension ObjectContext {
         while true {
             var batch = WriteBatch()
             var entryOfOperation: [Int] = []
-            for (index, entry) in entries.enumerated() where entry.condition != nil {
-                entry.append(to: &batch)
+            entryOfOperation.reserveCapacity(entries.count)
+            for index in entries.indices where entries[index].append(to: &batch) {
                 entryOfOperation.append(index)
             }
             guard !batch.isEmpty else {
@@ -148,35 +148,48 @@ extension ObjectContext {
 
     /// The save set as entries, after validating it and allocating keys for new objects.
     private func collectEntries() throws -> [SaveEntry] {
-        let saveSet = objectsInOrder.filter { object in
-            !object.isFaultStorage
-                && (object.insertedFlag || object.deletedFlag || object.conflictCheckMark || isUpdated(object))
-        }
-        for object in saveSet where !object.deletedFlag && (object.insertedFlag || isUpdated(object)) {
-            try object.entity.validate(object.current, of: object.storedID)
-        }
-        let newIDs = try allocateKeys(for: saveSet.filter { $0.insertedFlag })
-        return saveSet.map { object in
+        // One pass decides each object's step (comparing values once per object).
+        var saveSet: [(object: StoredObject, step: SaveEntry.Step)] = []
+        var inserted: [StoredObject] = []
+        for object in objectsInOrder where !object.isFaultStorage {
             let step: SaveEntry.Step
             if object.insertedFlag {
                 step = .insert
+                inserted.append(object)
             } else if object.deletedFlag {
                 step = .delete
             } else if isUpdated(object) {
                 step = .update
-            } else {
+            } else if object.conflictCheckMark {
                 step = .check
+            } else {
+                continue
             }
-            return SaveEntry(
-                object: object, id: newIDs[ObjectIdentifier(object)] ?? object.storedID, step: step,
-                values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion)
+            saveSet.append((object, step))
         }
+        for (object, step) in saveSet where !object.deletedFlag {
+            switch step {
+            case .insert, .update: try object.entity.validate(object.current, of: object.storedID)
+            default: break
+            }
+        }
+        let newIDs = try allocateKeys(for: inserted)
+        var entries: [SaveEntry] = []
+        entries.reserveCapacity(saveSet.count)
+        for (object, step) in saveSet {
+            var id = object.storedID
+            if case .insert = step, let newID = newIDs[ObjectIdentifier(object)] { id = newID }
+            entries.append(SaveEntry(
+                object: object, id: id, step: step,
+                values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion))
+        }
+        return entries
     }
 
     private struct ConflictRound {
         var conflicts: [MergeConflict] = []
         var entryIndices: [Int] = []
-        var theirs: [(values: PropertyValues, version: UInt64)?] = []
+        var theirs: [(values: ObjectValues, version: UInt64)?] = []
     }
 
     /// Reads the store's state of every failed key and turns the failures into conflicts;
@@ -199,7 +212,7 @@ extension ObjectContext {
         var round = ConflictRound()
         for index in Set(failedIndices).sorted() {
             let entry = entries[index]
-            let theirs = try core.committedRecord(of: entry.id, in: snapshot)
+            let theirs = try core.committedRecord(of: entry.id, entity: entry.object.entity, in: snapshot)
             let kind: ConflictKind
             switch entry.step {
             case .insert:
@@ -221,11 +234,12 @@ extension ObjectContext {
             case .takeStore, .dropDeleted:
                 continue  // wrote nothing, so cannot have failed
             }
+            let layout = entry.object.entity.layout
             round.conflicts.append(MergeConflict(
                 objectID: entry.id.uriString, kind: kind,
-                ancestorValues: entry.ancestorValues, ancestorVersion: entry.ancestorVersion,
-                ourValues: kind == .deleteUpdate ? nil : entry.values,
-                storeValues: theirs?.values, storeVersion: theirs?.version ?? 0))
+                ancestorValues: entry.ancestorValues.dictionary(layout), ancestorVersion: entry.ancestorVersion,
+                ourValues: kind == .deleteUpdate ? nil : entry.values.dictionary(layout),
+                storeValues: theirs?.values.dictionary(layout), storeVersion: theirs?.version ?? 0))
             round.entryIndices.append(index)
             round.theirs.append(theirs)
         }
@@ -234,11 +248,11 @@ extension ObjectContext {
 
     /// Applies one resolution to its entry; the store's state becomes the entry's ancestor, so
     /// the next commit expects exactly what the policy saw.
-    private func apply(_ resolution: Resolution, to entry: inout SaveEntry, theirs: (values: PropertyValues, version: UInt64)?) throws {
+    private func apply(_ resolution: Resolution, to entry: inout SaveEntry, theirs: (values: ObjectValues, version: UInt64)?) throws {
         switch resolution {
         case .write(let values):
             try entry.object.entity.validate(values, of: entry.id)
-            entry.values = values.filter { $0.value != .null }
+            entry.values = ObjectValues(values, layout: entry.object.entity.layout)
             entry.step = .update
             if let theirs {
                 entry.ancestorValues = theirs.values
@@ -264,35 +278,38 @@ extension ObjectContext {
         _ entries: [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
         report: inout SaveReport
     ) {
-        var versionOfEntry: [Int: UInt64] = [:]
+        var versionOfEntry = [UInt64?](repeating: nil, count: entries.count)
         for (operation, entryIndex) in entryOfOperation.enumerated() where operation < recordVersions.count {
             versionOfEntry[entryIndex] = recordVersions[operation]
         }
-        for (index, entry) in entries.enumerated() {
-            let object = entry.object
+        // Fields are read from the array in place (`entries[index].…`): copying whole entries
+        // would retain and release everything they hold, per object.
+        for index in entries.indices {
+            let object = entries[index].object
+            let id = entries[index].id
             object.conflictCheckMark = false
-            switch entry.step {
+            switch entries[index].step {
             case .insert, .update:
-                let wasStored = !object.insertedFlag && entry.ancestorVersion != 0
-                object.current = entry.values
-                object.ancestorValues = entry.values
+                let wasStored = !object.insertedFlag && entries[index].ancestorVersion != 0
+                object.current = entries[index].values
+                object.ancestorValues = entries[index].values
                 object.ancestorVersion = versionOfEntry[index] ?? 0
                 object.insertedFlag = false
                 object.deletedFlag = false
-                changeID(of: object, to: entry.id)
+                changeID(of: object, to: id)
                 if wasStored {
-                    report.updatedObjectIDs.append(entry.id)
+                    report.updatedObjectIDs.append(id)
                 } else {
-                    report.insertedObjectIDs.append(entry.id)
-                    if let temporary = temporaryIDOfPermanent[entry.id] { report.temporaryIDs[entry.id] = temporary }
+                    report.insertedObjectIDs.append(id)
+                    if let temporary = temporaryIDOfPermanent[id] { report.temporaryIDs[id] = temporary }
                 }
             case .delete, .dropDeleted:
-                report.deletedObjectIDs.append(entry.id)
+                report.deletedObjectIDs.append(id)
                 forget(object, reason: "its deletion was saved")
             case .check:
                 break
             case let .takeStore(values, version):
-                report.tookStoreObjectIDs.append(entry.id)
+                report.tookStoreObjectIDs.append(id)
                 if let values {
                     object.current = values
                     object.ancestorValues = values

@@ -14,7 +14,7 @@ extension ObjectContext {
         checkQueue()
         guard let object = registeredObject(for: id) else { return nil }
         if object.isFaultStorage { fulfillFault(object) }
-        return object.deletedFlag ? .deleted : .values(object.current)
+        return object.deletedFlag ? .deleted : .values(object.current.dictionary(object.entity.layout))
     }
 
     /// The committed record of `id`: values and record version, or nil when absent.

@@ -21,7 +21,7 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: every mutable stored property is touched only on `queue` (enforced by
 /// `checkQueue()`), except `policy`, `automaticMerging`, `children` and `eventStreams`, which are
-/// Mutexes.
+/// Mutexes, and `runningThread`, which is atomic.
 public final class ObjectContext: @unchecked Sendable {
     /// Which queue a context runs on.
     ///
@@ -84,17 +84,25 @@ public final class ObjectContext: @unchecked Sendable {
     let children = Mutex<[WeakContext]>([])
     /// The AsyncSequence subscribers of this context's notifications.
     let eventStreams = ContextEventStreams()
+    /// The thread running a block of this context's queue now, 0 when none: the fast path of
+    /// `isOnQueue` (see `runningHere`).
+    let runningThread = Atomic<UInt>(0)
 
-    // Guarded by `queue`:
+    // Guarded by `queue`. The per-object ones skip the runtime exclusivity check, as
+    // StoredObject's properties do (see there).
     /// Every registered object by its current ID.
-    var registry: [ObjectID: StoredObject] = [:]
+    @exclusivity(unchecked) var registry: [ObjectID: StoredObject] = [:]
     /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
     /// temporary ID held elsewhere in this context still finds the object.
-    var temporaryAliases: [ObjectID: ObjectID] = [:]
+    @exclusivity(unchecked) var temporaryAliases: [ObjectID: ObjectID] = [:]
     /// The reverse of `temporaryAliases`: the temporary ID a permanent one replaced, so a child
     /// that still holds the object under its temporary ID can follow it.
-    var temporaryIDOfPermanent: [ObjectID: ObjectID] = [:]
-    var registrationCounter = 0
+    @exclusivity(unchecked) var temporaryIDOfPermanent: [ObjectID: ObjectID] = [:]
+    /// Every registered object in registration order (the order of saves, conflicts and lists),
+    /// and the ones forgotten since `objectsInOrder` last dropped them.
+    @exclusivity(unchecked) var registrationOrder: [StoredObject] = []
+    /// How many objects in `registrationOrder` are forgotten.
+    var forgottenInOrder = 0
     var lastSaveReportStorage: SaveReport?
     var lastDidSaveStorage: ContextDidSaveNotification?
     var lastAutomaticMergeErrorStorage: ContextError?
@@ -171,17 +179,41 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     func register(_ object: StoredObject) {
-        registrationCounter += 1
-        object.registrationIndex = registrationCounter
+        attach(object)
+        registrationOrder.append(object)
+        registry[object.storedID] = object
+    }
+
+    /// The object's side of registering: it belongs to this context from now on.
+    func attach(_ object: StoredObject) {
         object.owner = self
         object.ownerName = name
         object.lifecycle = .registered
-        registry[object.storedID] = object
+    }
+
+    /// Registers the objects a fetch made (attached as they were made, IDs not registered
+    /// here), all at once: the registry grows once, for all of them.
+    ///
+    /// Why not one by one as they are made: without knowing how many will come, the registry
+    /// grows by doubling and rehashes everything it holds each time, and by the end of a large
+    /// fetch the first objects made are out of the CPU caches, so every further touch of one
+    /// is a cache miss. So the IDs come in their own array, read in order, and a context that
+    /// held nothing takes the array of objects as its registration order as it is, without
+    /// touching each object again: one touch per object, the registry's retain.
+    func register(made objects: [StoredObject], ids: [ObjectID]) {
+        registry.reserveCapacity(registry.count + objects.count)
+        for index in objects.indices { registry[ids[index]] = objects[index] }
+        if registrationOrder.isEmpty {
+            registrationOrder = objects
+        } else {
+            registrationOrder.append(contentsOf: objects)
+        }
     }
 
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
     func forget(_ object: StoredObject, reason: String) {
         registry[object.storedID] = nil
+        if case .registered = object.lifecycle { forgottenInOrder += 1 }
         object.lifecycle = .forgotten(reason)
         object.owner = nil
         object.insertedFlag = false
@@ -203,8 +235,25 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Registered objects in registration order: the order of saves, conflicts and lists.
+    ///
+    /// Forgetting an object leaves it in `registrationOrder` (removing it there would cost a
+    /// search per object); forgotten objects are dropped here, all at once, the first time the
+    /// list is asked for after some were forgotten. An object forgotten is never registered
+    /// again, so its lifecycle tells.
     var objectsInOrder: [StoredObject] {
-        registry.values.sorted { $0.registrationIndex < $1.registrationIndex }
+        if forgottenInOrder > 0 {
+            registrationOrder.removeAll { object in
+                if case .registered = object.lifecycle { return false }
+                return true
+            }
+            forgottenInOrder = 0
+        }
+        return registrationOrder
+    }
+
+    /// The pending inserts, in registration order.
+    var pendingInserts: [StoredObject] {
+        objectsInOrder.filter(\.insertedFlag)
     }
 
     /// Stops the process unless `object` is registered in this context.
@@ -232,7 +281,7 @@ public final class ObjectContext: @unchecked Sendable {
     func fulfillFault(_ object: StoredObject) {
         let record: BaseRecord?
         do {
-            record = try baseRecord(of: object.storedID)
+            record = try baseRecord(of: object.storedID, entity: object.entity)
         } catch {
             contextMisuse("StoredObject \(object.storedID) could not be loaded: \(error)")
         }

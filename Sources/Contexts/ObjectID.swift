@@ -143,4 +143,31 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// print(ObjectID(entityName: "Person", primaryKey: 7))   // cairn://Person/p7
     /// ```
     public var description: String { uriString }
+
+    /// Whether two IDs name the same object: the same entity and the same key (or temporary
+    /// identity).
+    ///
+    /// ```swift
+    /// ObjectID(entityName: "Person", primaryKey: 7) == ObjectID(entityName: "Tag", primaryKey: 7)   // false
+    /// ```
+    public static func == (lhs: ObjectID, rhs: ObjectID) -> Bool {
+        lhs.identity == rhs.identity && lhs.entityName == rhs.entityName
+    }
+
+    /// Hashes the key (or temporary identity) only, consistently with ``==(_:_:)``.
+    ///
+    /// Contexts hash IDs for every object they register, save or notify about; hashing the
+    /// entity name too would cost more than the rest of the hash, and keys of one entity are
+    /// distinct already. IDs of different entities with the same key share a hash, which only
+    /// costs a comparison.
+    ///
+    /// ```swift
+    /// let saved: Set<ObjectID> = [person.objectID]
+    /// ```
+    public func hash(into hasher: inout Hasher) {
+        switch identity {
+        case .permanent(let key): hasher.combine(key)
+        case .temporary(let uuid): hasher.combine(uuid)
+        }
+    }
 }

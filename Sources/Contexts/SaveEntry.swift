@@ -17,7 +17,7 @@ struct SaveEntry {
         /// write nothing, require the record at `ancestorVersion` (detectConflicts).
         case check
         /// write nothing; the object takes this state (nil values: the store deleted it).
-        case takeStore(values: PropertyValues?, version: UInt64)
+        case takeStore(values: ObjectValues?, version: UInt64)
         /// write nothing; deleted here and in the store.
         case dropDeleted
     }
@@ -27,11 +27,12 @@ struct SaveEntry {
     var id: ObjectID
     var step: Step
     /// What `insert` / `update` write (our values, or a policy's).
-    var values: PropertyValues
-    var ancestorValues: PropertyValues
+    var values: ObjectValues
+    var ancestorValues: ObjectValues
     var ancestorVersion: UInt64
 
-    var table: String { StorageCore.table(for: id.entityName) }
+    /// The entity's table (the ID's entity is always the object's).
+    var table: String { object.entity.layout.tableName }
     var key: [UInt8] { StorageCore.key(for: id.primaryKey ?? 0) }
 
     /// The condition of the entry's operation, nil when it writes nothing.
@@ -44,18 +45,20 @@ struct SaveEntry {
         }
     }
 
-    func append(to batch: inout WriteBatch) {
-        guard let condition else { return }
+    /// Adds the entry's operation to `batch`; false when it writes nothing.
+    func append(to batch: inout WriteBatch) -> Bool {
+        guard let condition else { return false }
         switch step {
         case .insert, .update:
-            batch.put(ValueCodec.encode(values), forKey: key, in: table, if: condition)
+            batch.put(ValueCodec.encode(values, layout: object.entity.layout), forKey: key, in: table, if: condition)
         case .delete:
             batch.delete(key, in: table, if: condition)
         case .check:
             batch.require(condition, forKey: key, in: table)
         case .takeStore, .dropDeleted:
-            break
+            return false
         }
+        return true
     }
 }
 

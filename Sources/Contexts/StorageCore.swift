@@ -40,10 +40,7 @@ final class StorageCore: Sendable {
     static func table(for entityName: String) -> String { "entity:" + entityName }
 
     static func key(for primaryKey: UInt64) -> [UInt8] {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(8)
-        ValueCodec.appendFixed(primaryKey, to: &bytes)
-        return bytes
+        withUnsafeBytes(of: primaryKey.bigEndian) { Array($0) }
     }
 
     /// The primary key of a stored key, nil when it is not 8 bytes (not ours).
@@ -54,7 +51,7 @@ final class StorageCore: Sendable {
 
     static func primaryKey(of key: UnsafeRawBufferPointer) -> UInt64? {
         guard key.count == 8 else { return nil }
-        return key.reduce(0) { ($0 << 8) | UInt64($1) }
+        return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
     }
 
     func entity(named name: String) throws(ContextError) -> EntityDescription {
@@ -66,9 +63,30 @@ final class StorageCore: Sendable {
         do { return try store.snapshot() } catch { throw ContextError.storage(error) }
     }
 
-    /// The committed values and record version of `id`, or nil when there is no record.
-    func committedRecord(of id: ObjectID, in snapshot: Snapshot) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+    /// The committed values (by position in `entity`) and record version of `id`, or nil when
+    /// there is no record. The value is decoded straight from the engine's buffer.
+    func committedRecord(
+        of id: ObjectID, entity: EntityDescription, in snapshot: Snapshot
+    ) throws(ContextError) -> (values: ObjectValues, version: UInt64)? {
         guard let primaryKey = id.primaryKey else { return nil }
+        do {
+            return try snapshot.withValue(forKey: Self.key(for: primaryKey), in: entity.layout.tableName) { value, version in
+                guard let value else { return nil }
+                return (try ValueCodec.decode(value, layout: entity.layout), version)
+            }
+        } catch let error as ValueCodecError {
+            throw ContextError.corruptValue(id, error)
+        } catch {
+            throw storageError(error)
+        }
+    }
+
+    /// The committed values (by name) and record version of `id`, or nil when there is no
+    /// record, on a fresh snapshot of the latest commit.
+    func committedRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+        guard let primaryKey = id.primaryKey else { return nil }
+        let snapshot = try snapshot()
+        defer { snapshot.close() }
         let record: Record?
         do {
             record = try snapshot.get(Self.key(for: primaryKey), in: Self.table(for: id.entityName))
@@ -81,12 +99,5 @@ final class StorageCore: Sendable {
         } catch {
             throw ContextError.corruptValue(id, error)
         }
-    }
-
-    /// The same, on a fresh snapshot of the latest commit.
-    func committedRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
-        let snapshot = try snapshot()
-        defer { snapshot.close() }
-        return try committedRecord(of: id, in: snapshot)
     }
 }

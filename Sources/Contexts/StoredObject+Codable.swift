@@ -22,7 +22,7 @@ extension StoredObject {
         for property in encoded.keys.sorted() where entity.attribute(named: property) == nil {
             throw ValidationError(objectID: storedID, entityName: entity.name, attributeName: property, problem: .unknownAttribute)
         }
-        current = encoded.filter { $0.value != .null }
+        current = ObjectValues(encoded, layout: entity.layout)
     }
 
     /// The object's current values as a `Value`.
@@ -34,6 +34,6 @@ extension StoredObject {
     /// - Throws: `DecodingError` naming the property that does not fit.
     public func decode<Value: Decodable>(_ type: Value.Type) throws -> Value {
         checkAccess()
-        return try PropertyValuesDecoder.decode(type, from: current)
+        return try PropertyValuesDecoder.decode(type, from: current.dictionary(entity.layout))
     }
 }

@@ -35,24 +35,30 @@ public final class StoredObject {
 
     // Every stored property below is guarded by the owning context's queue (checked by
     // `checkAccess`), or belongs to the creating thread while the object is unattached.
-    var storedID: ObjectID
-    weak var owner: ObjectContext?
-    var ownerName = ""
-    var lifecycle: Lifecycle = .unattached
+    //
+    // `@exclusivity(unchecked)`: Swift checks at run time that accesses to a class's stored
+    // properties do not overlap, a runtime call per access, and these are read and written for
+    // every object a fetch or save handles. They are used on one queue at a time (above), and
+    // no access to one of them overlaps another access to it in this module, so the check has
+    // nothing to catch.
+    @exclusivity(unchecked) var storedID: ObjectID
+    @exclusivity(unchecked) weak var owner: ObjectContext?
+    @exclusivity(unchecked) var ownerName = ""
+    @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// Registered by ID only; values not loaded yet (loaded on first access).
-    var isFaultStorage = false
-    var current: PropertyValues
+    @exclusivity(unchecked) var isFaultStorage = false
+    /// The values now, by attribute position (see ``ObjectValues``).
+    @exclusivity(unchecked) var current: ObjectValues
     /// The ancestor: values and record version last read or saved. Version 0: never saved.
-    var ancestorValues: PropertyValues = [:]
-    var ancestorVersion: UInt64 = 0
-    var insertedFlag = false
-    var deletedFlag = false
-    var conflictCheckMark = false
+    /// After a read both hold one buffer, which the first change to `current` copies.
+    @exclusivity(unchecked) var ancestorValues: ObjectValues
+    @exclusivity(unchecked) var ancestorVersion: UInt64 = 0
+    @exclusivity(unchecked) var insertedFlag = false
+    @exclusivity(unchecked) var deletedFlag = false
+    @exclusivity(unchecked) var conflictCheckMark = false
     /// The caller picked the primary key (`insert(entity:primaryKey:)`): a collision is the
     /// caller's error, not a reason to allocate another key.
-    var hasChosenKey = false
-    /// Order of registration in the context, so saves and conflicts are deterministic.
-    var registrationIndex = 0
+    @exclusivity(unchecked) var hasChosenKey = false
 
     /// A new object of `entity`, not in any context yet, holding the entity's default values.
     /// Insert it with ``ObjectContext/insert(_:)``.
@@ -65,13 +71,25 @@ public final class StoredObject {
     public init(entity: EntityDescription) {
         self.entity = entity
         storedID = .temporary(entityName: entity.name)
-        current = entity.defaultValues
+        current = entity.layout.defaultValues
+        ancestorValues = entity.layout.nullValues
     }
 
+    /// An object of `id` with no values yet (a fault, or one about to be filled).
     init(entity: EntityDescription, id: ObjectID) {
         self.entity = entity
         storedID = id
-        current = [:]
+        current = entity.layout.nullValues
+        ancestorValues = entity.layout.nullValues
+    }
+
+    /// An object of `id` read with `values` at record `version`: its ancestor.
+    init(entity: EntityDescription, id: ObjectID, values: ObjectValues, version: UInt64) {
+        self.entity = entity
+        storedID = id
+        current = values
+        ancestorValues = values
+        ancestorVersion = version
     }
 
     /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then
@@ -132,7 +150,7 @@ public final class StoredObject {
     /// ```
     public var isUpdated: Bool {
         guard isRegisteredChecked() else { return false }
-        return !insertedFlag && !isFaultStorage && !current.hasSameValues(as: ancestorValues)
+        return !insertedFlag && !isFaultStorage && current != ancestorValues
     }
 
     /// Whether the next save would write this object: inserted, deleted or updated.
@@ -169,13 +187,11 @@ public final class StoredObject {
     public subscript(_ property: String) -> AttributeValue {
         get {
             checkAccess()
-            checkAttribute(property)
-            return current.value(of: property)
+            return current[position(of: property)]
         }
         set {
             checkAccess()
-            checkAttribute(property)
-            current[property] = newValue == .null ? nil : newValue
+            current[position(of: property)] = newValue
         }
     }
 
@@ -216,7 +232,7 @@ public final class StoredObject {
     /// ```
     public var values: PropertyValues {
         checkAccess()
-        return current
+        return current.dictionary(entity.layout)
     }
 
     /// The properties whose current value differs from the last read or saved one, with their
@@ -228,11 +244,7 @@ public final class StoredObject {
     /// ```
     public func changedValues() -> PropertyValues {
         checkAccess()
-        var changed = PropertyValues()
-        for property in current.differingProperties(from: ancestorValues) {
-            changed[property] = current.value(of: property)
-        }
-        return changed
+        return current.values(at: current.differences(from: ancestorValues), layout: entity.layout)
     }
 
     /// The values as last read from or saved to the store (the ancestor); empty for an object
@@ -244,7 +256,7 @@ public final class StoredObject {
     /// ```
     public var committedValues: PropertyValues {
         checkAccess()
-        return ancestorValues
+        return ancestorValues.dictionary(entity.layout)
     }
 
     /// The record version last read or saved (the ancestor's version); 0 for an object never
@@ -289,8 +301,9 @@ public final class StoredObject {
         }
     }
 
-    private func checkAttribute(_ property: String) {
-        guard entity.attribute(named: property) == nil else { return }
+    /// The position of attribute `property`; an attribute the entity lacks stops the process.
+    private func position(of property: String) -> Int {
+        if let position = entity.layout.index(of: property) { return position }
         contextMisuse(
             "entity \(entity.name) has no attribute \"\(property)\" (its attributes: "
                 + entity.attributes.map(\.name).joined(separator: ", ") + ")")
@@ -327,7 +340,7 @@ extension StoredObject: CustomStringConvertible {
         // Never trips the queue check: descriptions are printed by test failures and debuggers.
         switch lifecycle {
         case .unattached:
-            return "StoredObject(\(storedID), unattached, \(Self.render(current)))"
+            return "StoredObject(\(storedID), unattached, \(Self.render(current.dictionary(entity.layout))))"
         case .forgotten:
             return "StoredObject(\(storedID), forgotten)"
         case .registered:
@@ -336,9 +349,9 @@ extension StoredObject: CustomStringConvertible {
             var flags: [String] = []
             if insertedFlag { flags.append("inserted") }
             if deletedFlag { flags.append("deleted") }
-            if !insertedFlag && !current.hasSameValues(as: ancestorValues) { flags.append("updated") }
+            if !insertedFlag && current != ancestorValues { flags.append("updated") }
             let state = flags.isEmpty ? "" : " " + flags.joined(separator: ",")
-            return "StoredObject(\(storedID)\(state), \(Self.render(current)))"
+            return "StoredObject(\(storedID)\(state), \(Self.render(current.dictionary(entity.layout))))"
         }
     }
 

@@ -105,21 +105,36 @@ extension EntityDescription {
     /// properties (sorted by name) last.
     func validate(_ values: PropertyValues, of objectID: ObjectID) throws(ValidationError) {
         for attribute in attributes {
-            let value = values.value(of: attribute.name)
-            if value == .null {
-                if !attribute.isOptional {
-                    throw ValidationError(
-                        objectID: objectID, entityName: name, attributeName: attribute.name, problem: .missingValue)
-                }
-            } else if !attribute.type.accepts(value) {
-                throw ValidationError(
-                    objectID: objectID, entityName: name, attributeName: attribute.name,
-                    problem: .wrongType(expected: attribute.type, found: value))
-            }
+            try check(values.value(of: attribute.name), of: attribute, objectID: objectID)
         }
         for property in values.keys.sorted() where attribute(named: property) == nil {
             throw ValidationError(
                 objectID: objectID, entityName: name, attributeName: property, problem: .unknownAttribute)
+        }
+    }
+
+    /// The same check of an object's values by position.
+    func validate(_ values: ObjectValues, of objectID: ObjectID) throws(ValidationError) {
+        let attributes = layout.attributes
+        for position in attributes.indices {
+            try check(values[position], of: attributes[position], objectID: objectID)
+        }
+        if let property = values.extras?.keys.sorted().first {
+            throw ValidationError(
+                objectID: objectID, entityName: name, attributeName: property, problem: .unknownAttribute)
+        }
+    }
+
+    private func check(_ value: AttributeValue, of attribute: AttributeDescription, objectID: ObjectID) throws(ValidationError) {
+        if case .null = value {
+            if !attribute.isOptional {
+                throw ValidationError(
+                    objectID: objectID, entityName: name, attributeName: attribute.name, problem: .missingValue)
+            }
+        } else if !attribute.type.accepts(value) {
+            throw ValidationError(
+                objectID: objectID, entityName: name, attributeName: attribute.name,
+                problem: .wrongType(expected: attribute.type, found: value))
         }
     }
 }

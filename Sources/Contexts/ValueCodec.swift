@@ -30,6 +30,13 @@ import Policies
 // Decoding treats its input as hostile (a damaged disk, a fuzzer): every length is checked
 // against the bytes left before anything is allocated, and every problem is a typed
 // ValueCodecError, never a trap.
+//
+// Two forms of each direction share one reader and one writer of properties: by name
+// (PropertyValues, for the API, tests and tools) and by attribute position (ObjectValues, what
+// contexts hold). The positional decoder reads straight from the engine's buffer and matches
+// property names against the entity's attribute names byte for byte, so a record of known
+// attributes decodes without hashing or building a String per name; the errors, their offsets
+// and their order are the same in both forms.
 
 /// Encodes and decodes ``PropertyValues`` in the binary form diagrammed above.
 ///
@@ -45,6 +52,8 @@ package enum ValueCodec {
         case null = 0, string, int, double, bool, bytes, date
     }
 
+    // MARK: - Encoding
+
     /// The bytes of `values`: properties sorted by name, nulls left out.
     ///
     /// ```swift
@@ -52,97 +61,87 @@ package enum ValueCodec {
     /// ```
     package static func encode(_ values: PropertyValues) -> [UInt8] {
         let present = values.filter { $0.value != .null }.sorted { $0.key < $1.key }
-        var out: [UInt8] = [formatVersion]
-        appendVarint(UInt64(present.count), to: &out)
+        var size = 1 + varintSize(UInt64(present.count))
         for (name, value) in present {
-            appendVarint(UInt64(name.utf8.count), to: &out)
-            out.append(contentsOf: name.utf8)
-            switch value {
-            case .null:
-                break  // filtered out above
-            case .string(let text):
-                out.append(Tag.string.rawValue)
-                appendVarint(UInt64(text.utf8.count), to: &out)
-                out.append(contentsOf: text.utf8)
-            case .int(let number):
-                out.append(Tag.int.rawValue)
-                appendFixed(UInt64(bitPattern: number), to: &out)
-            case .double(let number):
-                out.append(Tag.double.rawValue)
-                appendFixed(number.bitPattern, to: &out)
-            case .bool(let flag):
-                out.append(Tag.bool.rawValue)
-                out.append(flag ? 1 : 0)
-            case .bytes(let bytes):
-                out.append(Tag.bytes.rawValue)
-                appendVarint(UInt64(bytes.count), to: &out)
-                out.append(contentsOf: bytes)
-            case .date(let date):
-                out.append(Tag.date.rawValue)
-                appendFixed(date.timeIntervalSinceReferenceDate.bitPattern, to: &out)
+            let length = name.utf8.count
+            size += varintSize(UInt64(length)) + length + encodedSize(of: value)
+        }
+        return write(size: size) { writer in
+            writer.byte(formatVersion)
+            writer.varint(UInt64(present.count))
+            for (name, value) in present {
+                writer.varint(UInt64(name.utf8.count))
+                writer.text(name)
+                writer.value(value)
             }
         }
-        return out
     }
 
-    /// The values stored in `bytes`.
+    /// The bytes of an object's values: the same bytes ``encode(_:)`` makes of them as a
+    /// dictionary, written from the slots in the layout's name order, into one allocation of
+    /// the exact size.
+    static func encode(_ values: ObjectValues, layout: EntityLayout) -> [UInt8] {
+        // Extras interleave with attribute names in sort order: rare, so the dictionary path.
+        if values.extras != nil { return encode(values.dictionary(layout)) }
+        return values.withSlots { slots in
+            var count = 0
+            var size = 0
+            for position in layout.positionsByName {
+                let value = slots[position]
+                if case .null = value { continue }
+                count += 1
+                size += layout.nameHeaders[position].count + encodedSize(of: value)
+            }
+            size += 1 + varintSize(UInt64(count))
+            return write(size: size) { writer in
+                writer.byte(formatVersion)
+                writer.varint(UInt64(count))
+                for position in layout.positionsByName {
+                    let value = slots[position]
+                    if case .null = value { continue }
+                    writer.bytes(layout.nameHeaders[position])
+                    writer.value(value)
+                }
+            }
+        }
+    }
+
+    /// The bytes `body` writes, exactly `size` of them.
     ///
-    /// ```swift
-    /// try ValueCodec.decode([1, 0])   // [:]
-    /// try ValueCodec.decode([9])      // throws ValueCodecError (unsupported version 9)
-    /// ```
-    ///
-    /// - Throws: ``ValueCodecError`` naming the offset and the problem, for any input that is
-    ///   not exactly one well-formed value.
-    package static func decode(_ bytes: [UInt8]) throws(ValueCodecError) -> PropertyValues {
-        var reader = Reader(bytes: bytes)
-        guard let version = reader.nextByte() else { throw ValueCodecError(offset: 0, problem: .empty) }
-        guard version == formatVersion else {
-            throw ValueCodecError(offset: 0, problem: .unsupportedVersion(version))
+    /// Written into a temporary buffer (on the stack when small) and copied into the array:
+    /// making an array by copying a buffer takes the specialized allocation path, where
+    /// `Array(unsafeUninitializedCapacity:)` takes the runtime's generic one, which costs more
+    /// than the copy.
+    private static func write(size: Int, _ body: (inout Writer) -> Void) -> [UInt8] {
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { buffer in
+            var writer = Writer(buffer)
+            body(&writer)
+            precondition(writer.offset == size, "ValueCodec sized \(size) bytes but wrote \(writer.offset)")
+            return Array(UnsafeBufferPointer(rebasing: buffer[..<writer.offset]))
         }
-        let count = try reader.length()
-        var values = PropertyValues()
-        var seen = Set<String>()  // also catches a repeated name whose first value was null
-        for _ in 0..<count {
-            let nameOffset = reader.offset
-            let nameLength = try reader.length()
-            guard nameLength > 0 else { throw ValueCodecError(offset: nameOffset, problem: .emptyName) }
-            let name = try reader.text(count: nameLength)
-            guard seen.insert(name).inserted else {
-                throw ValueCodecError(offset: nameOffset, problem: .duplicateProperty(name))
-            }
-            let tagOffset = reader.offset
-            guard let tagByte = reader.nextByte() else { throw ValueCodecError(offset: tagOffset, problem: .truncated) }
-            guard let tag = Tag(rawValue: tagByte) else {
-                throw ValueCodecError(offset: tagOffset, problem: .unknownTag(tagByte))
-            }
-            let value: AttributeValue
-            switch tag {
-            case .null:
-                value = .null
-            case .string:
-                value = .string(try reader.text(count: try reader.length()))
-            case .int:
-                value = .int(Int64(bitPattern: try reader.fixed()))
-            case .double:
-                value = .double(Double(bitPattern: try reader.fixed()))
-            case .bool:
-                let flagOffset = reader.offset
-                guard let flag = reader.nextByte() else { throw ValueCodecError(offset: flagOffset, problem: .truncated) }
-                guard flag <= 1 else { throw ValueCodecError(offset: flagOffset, problem: .invalidBool(flag)) }
-                value = .bool(flag == 1)
-            case .bytes:
-                value = .bytes(try reader.bytes(count: try reader.length()))
-            case .date:
-                value = .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try reader.fixed())))
-            }
-            // A stored null is accepted but, like everywhere else, kept as an absent property.
-            if value != .null { values[name] = value }
+    }
+
+    /// A non-null value's size: its tag and payload.
+    private static func encodedSize(of value: AttributeValue) -> Int {
+        switch value {
+        case .null: return 0
+        case .string(let text):
+            let length = text.utf8.count
+            return 1 + varintSize(UInt64(length)) + length
+        case .int, .double, .date: return 1 + 8
+        case .bool: return 1 + 1
+        case .bytes(let bytes): return 1 + varintSize(UInt64(bytes.count)) + bytes.count
         }
-        guard reader.isAtEnd else {
-            throw ValueCodecError(offset: reader.offset, problem: .trailingBytes(reader.remaining))
+    }
+
+    static func varintSize(_ value: UInt64) -> Int {
+        var size = 1
+        var rest = value
+        while rest >= 0x80 {
+            size += 1
+            rest >>= 7
         }
-        return values
+        return size
     }
 
     static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
@@ -155,28 +154,298 @@ package enum ValueCodec {
     }
 
     static func appendFixed(_ value: UInt64, to out: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) {
-            out.append(UInt8(truncatingIfNeeded: value >> UInt64(shift)))
+        withUnsafeBytes(of: value.bigEndian) { out.append(contentsOf: $0) }
+    }
+
+    /// Writes into a buffer of the size computed beforehand; every write is bounds-checked.
+    struct Writer {
+        private let buffer: UnsafeMutableBufferPointer<UInt8>
+        private(set) var offset = 0
+
+        init(_ buffer: UnsafeMutableBufferPointer<UInt8>) { self.buffer = buffer }
+
+        private func reserve(_ count: Int) -> UnsafeMutablePointer<UInt8> {
+            precondition(count <= buffer.count - offset, "ValueCodec.Writer overflow")
+            return buffer.baseAddress! + offset
+        }
+
+        mutating func byte(_ byte: UInt8) {
+            reserve(1).initialize(to: byte)
+            offset += 1
+        }
+
+        mutating func varint(_ value: UInt64) {
+            var rest = value
+            while rest >= 0x80 {
+                byte(UInt8(truncatingIfNeeded: rest) | 0x80)
+                rest >>= 7
+            }
+            byte(UInt8(rest))
+        }
+
+        mutating func fixed(_ value: UInt64) {
+            UnsafeMutableRawPointer(reserve(8)).storeBytes(of: value.bigEndian, as: UInt64.self)
+            offset += 8
+        }
+
+        mutating func bytes(_ bytes: UnsafeBufferPointer<UInt8>) {
+            guard let source = bytes.baseAddress, !bytes.isEmpty else { return }
+            reserve(bytes.count).initialize(from: source, count: bytes.count)
+            offset += bytes.count
+        }
+
+        mutating func bytes(_ bytes: [UInt8]) {
+            bytes.withUnsafeBufferPointer { self.bytes($0) }
+        }
+
+        mutating func text(_ text: String) {
+            let written: Void? = text.utf8.withContiguousStorageIfAvailable { bytes($0) }
+            if written == nil { for unit in text.utf8 { byte(unit) } }
+        }
+
+        /// A non-null value's tag and payload.
+        mutating func value(_ value: AttributeValue) {
+            switch value {
+            case .null:
+                break  // never written: callers leave nulls out
+            case .string(let text):
+                byte(Tag.string.rawValue)
+                varint(UInt64(text.utf8.count))
+                self.text(text)
+            case .int(let number):
+                byte(Tag.int.rawValue)
+                fixed(UInt64(bitPattern: number))
+            case .double(let number):
+                byte(Tag.double.rawValue)
+                fixed(number.bitPattern)
+            case .bool(let flag):
+                byte(Tag.bool.rawValue)
+                byte(flag ? 1 : 0)
+            case .bytes(let bytes):
+                byte(Tag.bytes.rawValue)
+                varint(UInt64(bytes.count))
+                self.bytes(bytes)
+            case .date(let date):
+                byte(Tag.date.rawValue)
+                fixed(date.timeIntervalSinceReferenceDate.bitPattern)
+            }
+        }
+    }
+
+    // MARK: - Decoding
+
+    /// The values stored in `bytes`.
+    ///
+    /// ```swift
+    /// try ValueCodec.decode([1, 0])   // [:]
+    /// try ValueCodec.decode([9])      // throws ValueCodecError (unsupported version 9)
+    /// ```
+    ///
+    /// - Throws: ``ValueCodecError`` naming the offset and the problem, for any input that is
+    ///   not exactly one well-formed value.
+    package static func decode(_ bytes: [UInt8]) throws(ValueCodecError) -> PropertyValues {
+        try bytes.withUnsafeBytes { raw in Result { () throws(ValueCodecError) in try decode(raw) } }.get()
+    }
+
+    /// The values stored in `bytes`, by name.
+    static func decode(_ bytes: UnsafeRawBufferPointer) throws(ValueCodecError) -> PropertyValues {
+        var reader = Reader(bytes: bytes)
+        let count = try reader.header()
+        var values = PropertyValues()
+        var seen = Set<String>()  // also catches a repeated name whose first value was null
+        for _ in 0..<count {
+            let nameOffset = reader.offset
+            let name = try reader.name()
+            guard seen.insert(name).inserted else {
+                throw ValueCodecError(offset: nameOffset, problem: .duplicateProperty(name))
+            }
+            let value = try reader.value()
+            // A stored null is accepted but, like everywhere else, kept as an absent property.
+            if value != .null { values[name] = value }
+        }
+        try reader.finish()
+        return values
+    }
+
+    /// The values stored in `bytes`, by position in `layout`'s entity: the same values, and the
+    /// same errors, as ``decode(_:)-(UnsafeRawBufferPointer)``.
+    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) throws(ValueCodecError) -> ObjectValues {
+        if let values = decodeAttributes(bytes, layout: layout) { return values }
+        return try decodeAnyProperties(bytes, layout: layout)
+    }
+
+    /// The common case, kept lean: a well-formed record whose properties are all attributes of
+    /// the entity (of at most 64 attributes). Nil for anything else, which
+    /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.
+    private static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues? {
+        guard layout.count <= 64 else { return nil }
+        var reader = Reader(bytes: bytes)
+        guard let count = try? reader.header() else { return nil }
+        var complete = false
+        let values = ObjectValues(count: layout.count) { slots -> PropertyValues? in
+            var seen: UInt64 = 0
+            var expected = 0
+            for _ in 0..<count {
+                guard let nameRange = try? reader.nameRange(),
+                      let position = layout.position(ofName: nameRange, in: reader, after: &expected),
+                      seen & (1 << UInt64(position)) == 0,
+                      let value = try? reader.value()
+                else { return nil }
+                seen |= 1 << UInt64(position)
+                slots[position] = value  // a stored null leaves the slot null, as it should
+            }
+            complete = reader.isAtEnd
+            return nil
+        }
+        return complete ? values : nil
+    }
+
+    /// Any record: properties the entity lacks go to `extras`; every malformation is an error.
+    private static func decodeAnyProperties(
+        _ bytes: UnsafeRawBufferPointer, layout: EntityLayout
+    ) throws(ValueCodecError) -> ObjectValues {
+        var reader = Reader(bytes: bytes)
+        let count = try reader.header()
+        return try ObjectValues(count: layout.count) { (slots) throws(ValueCodecError) -> PropertyValues? in
+            var seen = SeenPositions()
+            var seenExtras = Set<String>()
+            var extras: PropertyValues? = nil
+            var expected = 0
+            for _ in 0..<count {
+                let nameOffset = reader.offset
+                let nameRange = try reader.nameRange()
+                var position = layout.position(ofName: nameRange, in: reader, after: &expected)
+                var name: String? = nil
+                if position == nil {
+                    // Not an attribute's bytes: validate it as the by-name decoder does. It may
+                    // still equal an attribute's name as a String (canonically equivalent Unicode).
+                    let text = try reader.text(in: nameRange)
+                    position = layout.index(of: text)
+                    name = text
+                }
+                let isNew = position.map { seen.insert($0) } ?? seenExtras.insert(name!).inserted
+                guard isNew else {
+                    throw ValueCodecError(
+                        offset: nameOffset, problem: .duplicateProperty(name ?? layout.attributes[position!].name))
+                }
+                let value = try reader.value()
+                if case .null = value { continue }
+                if let position {
+                    slots[position] = value
+                } else {
+                    extras = extras ?? [:]
+                    extras![name!] = value
+                }
+            }
+            try reader.finish()
+            return extras
+        }
+    }
+
+    /// Which attribute positions a decode has met: a bit set, in one word for up to 64.
+    private struct SeenPositions {
+        private var low: UInt64 = 0
+        private var high: Set<Int> = []
+
+        /// Marks `position`; false when it was already marked.
+        mutating func insert(_ position: Int) -> Bool {
+            if position < 64 {
+                let bit: UInt64 = 1 << UInt64(position)
+                defer { low |= bit }
+                return low & bit == 0
+            }
+            return high.insert(position).inserted
         }
     }
 
     /// A cursor over the input that never reads past its end.
     struct Reader {
-        let bytes: [UInt8]
+        let bytes: UnsafeRawBufferPointer
         private(set) var offset = 0
 
-        init(bytes: [UInt8]) { self.bytes = bytes }
+        init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
         var remaining: Int { bytes.count - offset }
         var isAtEnd: Bool { offset == bytes.count }
 
+        /// The format version byte and the property count.
+        mutating func header() throws(ValueCodecError) -> Int {
+            guard let version = nextByte() else { throw ValueCodecError(offset: 0, problem: .empty) }
+            guard version == formatVersion else {
+                throw ValueCodecError(offset: 0, problem: .unsupportedVersion(version))
+            }
+            return try length()
+        }
+
+        /// Nothing may follow the last property.
+        func finish() throws(ValueCodecError) {
+            guard isAtEnd else { throw ValueCodecError(offset: offset, problem: .trailingBytes(remaining)) }
+        }
+
+        /// A property name's bytes (length checked, non-empty), not yet validated as UTF-8.
+        mutating func nameRange() throws(ValueCodecError) -> Range<Int> {
+            let nameOffset = offset
+            let nameLength = try length()
+            guard nameLength > 0 else { throw ValueCodecError(offset: nameOffset, problem: .emptyName) }
+            let start = offset
+            offset += nameLength  // length() checked it against the bytes left
+            return start..<offset
+        }
+
+        /// A property name.
+        mutating func name() throws(ValueCodecError) -> String {
+            try text(in: try nameRange())
+        }
+
+        /// A tag and its payload.
+        mutating func value() throws(ValueCodecError) -> AttributeValue {
+            let tagOffset = offset
+            guard let tagByte = nextByte() else { throw ValueCodecError(offset: tagOffset, problem: .truncated) }
+            guard let tag = Tag(rawValue: tagByte) else {
+                throw ValueCodecError(offset: tagOffset, problem: .unknownTag(tagByte))
+            }
+            switch tag {
+            case .null:
+                return .null
+            case .string:
+                let count = try length()
+                return .string(try text(in: offset..<offset + count, advancing: true))
+            case .int:
+                return .int(Int64(bitPattern: try fixed()))
+            case .double:
+                return .double(Double(bitPattern: try fixed()))
+            case .bool:
+                let flagOffset = offset
+                guard let flag = nextByte() else { throw ValueCodecError(offset: flagOffset, problem: .truncated) }
+                guard flag <= 1 else { throw ValueCodecError(offset: flagOffset, problem: .invalidBool(flag)) }
+                return .bool(flag == 1)
+            case .bytes:
+                let count = try length()
+                defer { offset += count }
+                return .bytes(Array(bytes[offset..<offset + count]))
+            case .date:
+                return .date(Date(timeIntervalSinceReferenceDate: Double(bitPattern: try fixed())))
+            }
+        }
+
+        @inline(__always)
         mutating func nextByte() -> UInt8? {
             guard offset < bytes.count else { return nil }
             defer { offset += 1 }
             return bytes[offset]
         }
 
+        @inline(__always)
         mutating func varint() throws(ValueCodecError) -> UInt64 {
+            // One byte (every name length and most counts): no loop.
+            if offset < bytes.count, bytes[offset] < 0x80 {
+                defer { offset += 1 }
+                return UInt64(bytes[offset])
+            }
+            return try longVarint()
+        }
+
+        mutating func longVarint() throws(ValueCodecError) -> UInt64 {
             let start = offset
             var result: UInt64 = 0
             for index in 0..<10 {
@@ -191,6 +460,7 @@ package enum ValueCodec {
 
         /// A varint used as a count or length: it must not exceed the bytes left, so a forged
         /// huge length can never make us allocate or loop for nothing.
+        @inline(__always)
         mutating func length() throws(ValueCodecError) -> Int {
             let start = offset
             let value = try varint()
@@ -200,24 +470,56 @@ package enum ValueCodec {
             return Int(value)
         }
 
-        mutating func bytes(count: Int) throws(ValueCodecError) -> [UInt8] {
-            guard count <= remaining else { throw ValueCodecError(offset: offset, problem: .truncated) }
-            defer { offset += count }
-            return Array(bytes[offset..<offset + count])
+        /// Whether the bytes in `range` are exactly `other`.
+        func bytes(in range: Range<Int>, equal other: [UInt8]) -> Bool {
+            guard range.count == other.count else { return false }
+            return other.withUnsafeBytes { other in
+                memcmp(bytes.baseAddress! + range.lowerBound, other.baseAddress!, range.count) == 0
+            }
         }
 
-        mutating func text(count: Int) throws(ValueCodecError) -> String {
-            let start = offset
-            let raw = try bytes(count: count)
-            guard let text = String(validating: raw, as: UTF8.self) else {
-                throw ValueCodecError(offset: start, problem: .invalidUTF8)
+        /// The UTF-8 text in `range` (within the input); `advancing` moves past it.
+        mutating func text(in range: Range<Int>, advancing: Bool = false) throws(ValueCodecError) -> String {
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
+            if advancing { offset = range.upperBound }
+            // ASCII (names always, most text) is valid UTF-8 as it is; anything else is
+            // validated strictly, because `String(decoding:)` would repair it silently.
+            var isASCII = true
+            for byte in raw where byte >= 0x80 {
+                isASCII = false
+                break
+            }
+            if isASCII { return String(decoding: raw, as: UTF8.self) }
+            guard let text = String(validating: Array(raw), as: UTF8.self) else {
+                throw ValueCodecError(offset: range.lowerBound, problem: .invalidUTF8)
             }
             return text
         }
 
+        /// Eight bytes, big-endian.
         mutating func fixed() throws(ValueCodecError) -> UInt64 {
-            let raw = try bytes(count: 8)
-            return raw.reduce(0) { ($0 << 8) | UInt64($1) }
+            guard remaining >= 8 else { throw ValueCodecError(offset: offset, problem: .truncated) }
+            defer { offset += 8 }
+            return UInt64(bigEndian: bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
         }
+    }
+}
+
+extension EntityLayout {
+    /// The position of the attribute whose name is the bytes in `range` of the reader's input,
+    /// or nil. Records are written in name order, so the attribute after the one matched last
+    /// (`expected`, an index into `positionsByName`, moved past the match) is tried first.
+    @inline(__always)
+    func position(ofName range: Range<Int>, in reader: ValueCodec.Reader, after expected: inout Int) -> Int? {
+        let count = self.count
+        for step in 0..<count {
+            let index = (expected + step) % count
+            let candidate = positionsByName[index]
+            if reader.bytes(in: range, equal: nameBytes[candidate]) {
+                expected = (index + 1) % count
+                return candidate
+            }
+        }
+        return nil
     }
 }
