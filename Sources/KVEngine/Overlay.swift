@@ -147,7 +147,13 @@ struct OverlayState {
     }
 
     /// Records that LMDB now holds everything through `version`, and prunes.
-    mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi]) {
+    ///
+    /// Returns what it dropped whole, for the caller to free after it has released the lock
+    /// and woken the waiters: freeing a million entries takes a noticeable fraction of a
+    /// second, which no flush needs to wait for.
+    mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi])
+        -> (entries: [TableKey: OverlayVersions], commits: [LoggedCommit])?
+    {
         tableHandles.merge(newTables) { old, _ in old }
         pendingTables.subtract(newTables.keys)
         appliedVersion = version
@@ -155,11 +161,12 @@ struct OverlayState {
         let intervals = neededIntervals
         if intervals.isEmpty && unappliedHead + count == unapplied.count {
             // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
+            let dropped = (entries, unapplied)
             entries = [:]
             bytes = 0
-            unapplied.removeAll()
+            unapplied = []
             unappliedHead = 0
-            return
+            return dropped
         }
         for commit in unapplied[unappliedHead..<(unappliedHead + count)] {
             for operation in commit.operations {
@@ -171,6 +178,7 @@ struct OverlayState {
             unapplied.removeFirst(unappliedHead)
             unappliedHead = 0
         }
+        return nil
     }
 
     /// Drops the applied entries of one key that no live snapshot needs.

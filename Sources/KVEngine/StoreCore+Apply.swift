@@ -48,12 +48,13 @@ extension StoreCore {
                             !state.stopping
                         }
                     })
-                overlay.withLock { state in
+                let dropped = overlay.withLock { state in
                     state.mapGrowthPending = false
-                    state.didApply(through: work.last, count: work.commits.count, newTables: created)
-                    if state.unappliedCount == 0 { state.flushRequested = false }
+                    defer { if state.unappliedCount == 0 { state.flushRequested = false } }
+                    return state.didApply(through: work.last, count: work.commits.count, newTables: created)
                 }
-                overlay.broadcast()
+                // Wake flushes and writers first; free what the overlay dropped after.
+                withExtendedLifetime(dropped) { overlay.broadcast() }
                 _ = try? log.withLock { (log) throws(KVError) in try log.retire(appliedThrough: work.last) }
             } catch {
                 overlay.withLock { $0.applyError = error }
