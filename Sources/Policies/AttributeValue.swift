@@ -61,11 +61,13 @@ public enum AttributeValue: Sendable {
     case null
 }
 
-// Equality is hand-written for one reason: a stored NaN must equal itself, or every object
-// holding a NaN would look "changed locally" forever and conflict on every save. Apart from
+// Equality is hand-written for one reason: a stored NaN (a double, or a date's time interval)
+// must equal itself, or every object holding a NaN would look "changed locally" forever and
+// conflict on every save. Apart from
 // that, doubles compare as IEEE numbers (so 0.0 == -0.0), like NSNumber in Core Data.
 extension AttributeValue: Hashable {
-    /// Whether two values are the same stored value; NaN equals NaN, unlike plain `Double`.
+    /// Whether two values are the same stored value; NaN equals NaN (doubles and dates),
+    /// unlike plain `Double` and `Date`.
     ///
     /// ```swift
     /// AttributeValue.double(.nan) == .double(.nan)   // true
@@ -78,7 +80,9 @@ extension AttributeValue: Hashable {
         case let (.double(left), .double(right)): left == right || (left.isNaN && right.isNaN)
         case let (.bool(left), .bool(right)): left == right
         case let (.bytes(left), .bytes(right)): left == right
-        case let (.date(left), .date(right)): left == right
+        case let (.date(left), .date(right)):
+            left == right
+                || (left.timeIntervalSinceReferenceDate.isNaN && right.timeIntervalSinceReferenceDate.isNaN)
         case (.null, .null): true
         default: false
         }
@@ -113,7 +117,11 @@ extension AttributeValue: Hashable {
             hasher.combine(value)
         case .date(let value):
             hasher.combine(5 as UInt8)
-            hasher.combine(value)
+            if value.timeIntervalSinceReferenceDate.isNaN {
+                hasher.combine(Double.nan.bitPattern)
+            } else {
+                hasher.combine(value)
+            }
         case .null:
             hasher.combine(6 as UInt8)
         }

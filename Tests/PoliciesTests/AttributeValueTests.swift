@@ -58,6 +58,13 @@ struct AttributeValueTests {
         #expect(Set<AttributeValue>([.double(0.0), .double(-0.0)]).count == 1)
         let values: PropertyValues = ["score": .double(.nan)]
         #expect(values.differingProperties(from: values).isEmpty)
+        // A date whose time interval is NaN, too.
+        let nanDate = Date(timeIntervalSinceReferenceDate: .nan)
+        #expect(AttributeValue.date(nanDate) == .date(Date(timeIntervalSinceReferenceDate: -.nan)))
+        #expect(Set<AttributeValue>([.date(nanDate), .date(Date(timeIntervalSinceReferenceDate: -.nan))]).count == 1)
+        #expect(AttributeValue.date(nanDate) != .date(Date(timeIntervalSinceReferenceDate: 0)))
+        let dated: PropertyValues = ["when": .date(nanDate)]
+        #expect(dated.differingProperties(from: dated).isEmpty)
     }
 
     @Test("different cases never compare equal, even with equal payloads")
