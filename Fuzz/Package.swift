@@ -22,7 +22,7 @@ let package = Package(
         // The Contexts value codec (ValueCodec.decode) on arbitrary bytes.
         .executableTarget(
             name: "fuzz-value-codec",
-            dependencies: [.product(name: "Contexts", package: "Cairn")],
+            dependencies: [.product(name: "Contexts", package: "Cairn"), .product(name: "Policies", package: "Cairn")],
             path: "Sources/ValueCodecFuzzer"
         ),
         // A whole store opened on a log segment built from the input (public API only).
