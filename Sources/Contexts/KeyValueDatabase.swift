@@ -222,12 +222,7 @@ public final class KeyValueDatabase {
     /// `rollback` or threw.
     func runTransaction<T>(_ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
         precondition(transaction == nil, "a transaction is already open")
-        let snapshot: Snapshot
-        do {
-            snapshot = try owner.store.snapshot()
-        } catch {
-            throw Self.kvError(error)
-        }
+        let snapshot = try owner.store.snapshot()
         defer { snapshot.close() }
         transaction = KeyValueTransaction(snapshot: snapshot)
         defer { transaction = nil }
@@ -261,12 +256,7 @@ public final class KeyValueDatabase {
     }
 
     private func withLatestSnapshot<T>(_ body: (Snapshot) throws(KVError) -> T) throws(KVError) -> T {
-        let snapshot: Snapshot
-        do {
-            snapshot = try owner.store.snapshot()
-        } catch {
-            throw Self.kvError(error)
-        }
+        let snapshot = try owner.store.snapshot()
         defer { snapshot.close() }
         return try body(snapshot)
     }

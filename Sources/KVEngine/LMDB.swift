@@ -152,8 +152,8 @@ struct LMDBTransaction: @unchecked Sendable {
     /// Reserves `size` bytes for `key` and lets `fill` write them in place.
     ///
     /// `append`: the caller knows `key` sorts after every key in the table, so LMDB skips
-    /// the search and fills pages to the brim instead of splitting them in half
-    /// (`MDB_APPEND`; a key that does not sort last fails with `MDB_KEYEXIST`, harmlessly).
+    /// the B-tree search and writes at the end (`MDB_APPEND`; a key that does not sort last
+    /// fails with `MDB_KEYEXIST`, harmlessly).
     func put(_ key: [UInt8], size: Int, in dbi: MDB_dbi, append: Bool = false,
              fill: (UnsafeMutableRawBufferPointer) -> Void) throws(KVError) {
         try key.withBytes { (raw) throws(KVError) in

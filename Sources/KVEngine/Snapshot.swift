@@ -135,20 +135,22 @@ public final class Snapshot: @unchecked Sendable {
     /// a read in progress to finish. Returns false when the snapshot had already ended.
     /// Called by the applier with no lock held (reads take the overlay lock inside this one).
     func expire(reason: String) -> Bool {
-        withTransaction("expire") { transaction -> Bool in
+        endTransaction("expire", expiry: reason)
+    }
+
+    /// Ends the LMDB transaction because the store is closing; the store already forgot it.
+    func invalidate() {
+        _ = endTransaction("close() (through Store.close())", expiry: nil)
+    }
+
+    /// Aborts the transaction unless it already ended; `expiry` is why, for later reads.
+    private func endTransaction(_ operation: String, expiry reason: String?) -> Bool {
+        withTransaction(operation) { transaction -> Bool in
             guard let open = transaction else { return false }
             open.abort()
             transaction = nil
             expiry = reason
             return true
-        }
-    }
-
-    /// Ends the LMDB transaction because the store is closing; the store already forgot it.
-    func invalidate() {
-        withTransaction("close() (through Store.close())") { transaction in
-            transaction?.abort()
-            transaction = nil
         }
     }
 

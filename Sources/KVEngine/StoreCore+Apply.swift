@@ -139,8 +139,7 @@ extension StoreCore {
                 created[table] = handle
                 return handle
             }
-            func put(_ operation: LoggedOperation, append: Bool = false) throws(KVError) {
-                let handle = try handle(of: operation.table)
+            func put(_ operation: LoggedOperation, in handle: MDB_dbi, append: Bool = false) throws(KVError) {
                 let size = RecordCodec.storedSize(valueCount: operation.value?.count ?? 0)
                 if let value = operation.value {
                     if operation.replacesTombstone { tombstoneChanges[operation.table, default: 0] -= 1 }
@@ -158,7 +157,7 @@ extension StoreCore {
             let operationCount = commits.reduce(0) { $0 + $1.operations.count }
             if operationCount < 4096 {
                 for commit in commits {
-                    for operation in commit.operations { try put(operation) }
+                    for operation in commit.operations { try put(operation, in: handle(of: operation.table)) }
                 }
             } else {
                 // LMDB inserts in key order touch each page once instead of at random;
@@ -167,18 +166,19 @@ extension StoreCore {
                 // empty table, or of keys that grow (time, sequence numbers), fills whole
                 // pages without a search. Keys among existing ones take the normal path.
                 let order = KeyOrder.sorted(commits)
-                var table: String? = nil
+                // Operations come grouped by table: look its handle and greatest key up once.
+                var table: (name: String, handle: MDB_dbi)? = nil
                 var greatest: [UInt8]? = nil
                 for position in order {
                     let operation = commits[position.commit].operations[position.operation]
-                    if operation.table != table {
-                        table = operation.table
-                        greatest = try transaction.lastKey(in: handle(of: operation.table))
+                    if operation.table != table?.name {
+                        table = (operation.table, try handle(of: operation.table))
+                        greatest = try transaction.lastKey(in: table!.handle)
                     }
                     let appends = greatest.map { last in
                         operation.key.withUnsafeBytes { Snapshot.compare($0, last) > 0 }
                     } ?? true
-                    try put(operation, append: appends)
+                    try put(operation, in: table!.handle, append: appends)
                     if appends { greatest = operation.key }
                 }
             }

@@ -90,10 +90,11 @@ extension StoreCore {
     /// `Options.groupCommitWait`. A lone writer never waits: its last group held one commit.
     /// Like PostgreSQL's `commit_delay`, but bounded by arrivals rather than a fixed sleep.
     private func gatherGroup() {
-        let limit = max(1, options.maxGroupCommits)
         guard options.groupCommitWait > 0 else { return }
-        var seen = commitQueue.withLock { queue in queue.lastGroupSize > 1 ? queue.waiters.count : limit }
-        guard seen < limit else { return }
+        let limit = max(1, options.maxGroupCommits)
+        let (previous, queued) = commitQueue.withLock { ($0.lastGroupSize, $0.waiters.count) }
+        guard previous > 1 && queued < limit else { return }
+        var seen = queued
         let start = monotonicSeconds()
         var lastArrival = start
         while true {
