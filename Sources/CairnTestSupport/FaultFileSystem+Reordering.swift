@@ -4,10 +4,10 @@ import Glibc
 
 extension FaultFileSystem {
     /// The file system after a power loss that also reorders unsynced writes *within* a file:
-    /// of each file's unsynced appended bytes, a random length survives (the size the file
-    /// system recorded), and inside it every `sectorSize` block independently holds what
-    /// was written, zeros (a block never written, the file merely extended over it), or
-    /// garbage. So a later record can survive while an earlier one did not.
+    /// of each file's unsynced range (first to last changed byte), a random length is
+    /// considered, and inside it every `sectorSize` block independently holds what was
+    /// written, what was there before (zeros where the file was merely extended or
+    /// preallocated), or garbage. So a later record can survive while an earlier one did not.
     ///
     /// Reordering *across* files needs no model for the log: it writes one file at a time and
     /// syncs it before creating the next, so at any moment at most one file holds unsynced
@@ -24,20 +24,26 @@ extension FaultFileSystem {
         let survivor = afterPowerLoss(.dropUnsynced, seed: random.next())
         for path in survivor.paths {
             guard let durable = survivor.contents(of: path), let current = contents(of: path),
-                  current.count > durable.count, Array(current.prefix(durable.count)) == durable
+                  let unsynced = FileState(current: current, durable: durable).unsyncedRange
             else { continue }
-            let unsynced = current.count - durable.count
-            let kept = Int(random.next(upTo: UInt64(unsynced + 1)))
+            let kept = Int(random.next(upTo: UInt64(unsynced.count + 1)))
             var bytes = durable
-            var offset = durable.count
-            let end = durable.count + kept
+            if bytes.count < unsynced.lowerBound + kept {
+                bytes += [UInt8](repeating: 0, count: unsynced.lowerBound + kept - bytes.count)
+            }
+            var offset = unsynced.lowerBound
+            let end = unsynced.lowerBound + kept
             while offset < end {
                 // Blocks are aligned to the file, as the page cache writes them back.
                 let blockEnd = Swift.min(end, (offset / sectorSize + 1) * sectorSize)
                 switch random.next(upTo: 3) {
-                case 0: bytes += current[offset..<blockEnd]
-                case 1: bytes += [UInt8](repeating: 0, count: blockEnd - offset)
-                default: for _ in offset..<blockEnd { bytes.append(UInt8(truncatingIfNeeded: random.next())) }
+                case 0: bytes.replaceSubrange(offset..<blockEnd, with: current[offset..<blockEnd])
+                case 1:
+                    // A block never written back: what was there before (zeros past the
+                    // old end of the file).
+                    break
+                default:
+                    for index in offset..<blockEnd { bytes[index] = UInt8(truncatingIfNeeded: random.next()) }
                 }
                 offset = blockEnd
             }

@@ -22,7 +22,8 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
         /// Nothing unsynced survives; files and entries created since the last directory
         /// sync vanish, removed ones come back.
         case dropUnsynced
-        /// A random prefix of each file's unsynced appended bytes survives.
+        /// A random prefix of each file's unsynced bytes (from its first changed byte to
+        /// its last) survives.
         case tornPrefix
         /// A random prefix survives, followed by a run of random garbage bytes.
         case tornGarbage
@@ -36,6 +37,19 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     struct FileState {
         var current: [UInt8] = []
         var durable: [UInt8] = []
+
+        /// Where `current` differs from `durable`, from the first differing byte to the last
+        /// (or to the end of `current` when it grew); nil when nothing differs, or when the
+        /// file shrank (a power loss keeps the durable bytes then).
+        var unsyncedRange: Range<Int>? {
+            guard current.count >= durable.count else { return nil }
+            let common = durable.count
+            let first = (0..<common).first { current[$0] != durable[$0] } ?? common
+            guard first < current.count else { return nil }
+            if current.count > common { return first..<current.count }
+            let last = (first..<common).last { current[$0] != durable[$0] }!
+            return first..<(last + 1)
+        }
     }
 
     struct State {
@@ -105,15 +119,18 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
         for (path, file) in frozen.files {
             guard frozen.durableEntries.contains(path) else { continue }
             var bytes = file.durable
-            let extendsDurable = file.current.count > file.durable.count
-                && Array(file.current.prefix(file.durable.count)) == file.durable
-            if loss != .dropUnsynced && extendsDurable {
-                let unsynced = file.current.count - file.durable.count
-                let kept = Int(random.next(upTo: UInt64(unsynced + 1)))
-                bytes += file.current[file.durable.count..<(file.durable.count + kept)]
-                if loss == .tornGarbage && kept < unsynced {
-                    let garbageCount = Int(random.next(upTo: UInt64(Swift.min(unsynced - kept, 64) + 1)))
-                    for _ in 0..<garbageCount { bytes.append(UInt8(truncatingIfNeeded: random.next())) }
+            if loss != .dropUnsynced, let unsynced = file.unsyncedRange {
+                // A prefix of the unsynced range keeps what was written there.
+                let kept = Int(random.next(upTo: UInt64(unsynced.count + 1)))
+                let keptEnd = unsynced.lowerBound + kept
+                if bytes.count < keptEnd { bytes += [UInt8](repeating: 0, count: keptEnd - bytes.count) }
+                bytes.replaceSubrange(unsynced.lowerBound..<keptEnd, with: file.current[unsynced.lowerBound..<keptEnd])
+                if loss == .tornGarbage && kept < unsynced.count {
+                    let garbageCount = Int(random.next(upTo: UInt64(Swift.min(unsynced.count - kept, 64) + 1)))
+                    for index in keptEnd..<(keptEnd + garbageCount) {
+                        let garbage = UInt8(truncatingIfNeeded: random.next())
+                        if index < bytes.count { bytes[index] = garbage } else { bytes.append(garbage) }
+                    }
                 }
             }
             survivor.files[path] = FileState(current: bytes, durable: bytes)
@@ -239,11 +256,17 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    fileprivate func append(_ path: String, _ bytes: UnsafeRawBufferPointer) throws(KVError) {
+    fileprivate func write(_ path: String, _ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError) {
         try lock.locked { () throws(KVError) in
             try step(.write, path: path, mutates: true)
-            guard state.files[path] != nil else { throw KVError.io(errno: EBADF, operation: "write", path: path) }
-            state.files[path]!.current.append(contentsOf: bytes)
+            guard state.files[path] != nil else { throw KVError.io(errno: EBADF, operation: "pwrite", path: path) }
+            let end = offset + bytes.count
+            if state.files[path]!.current.count < end {
+                state.files[path]!.current += [UInt8](repeating: 0, count: end - state.files[path]!.current.count)
+            }
+            state.files[path]!.current.withUnsafeMutableBytes { raw in
+                UnsafeMutableRawBufferPointer(rebasing: raw[offset..<end]).copyMemory(from: bytes)
+            }
         }
     }
 
@@ -279,7 +302,9 @@ final class FaultFile: LogFile, @unchecked Sendable {
 
     func size() throws(KVError) -> Int { try fileSystem.size(path) }
     func read(at offset: Int, count: Int) throws(KVError) -> [UInt8] { try fileSystem.read(path, at: offset, count: count) }
-    func append(_ bytes: UnsafeRawBufferPointer) throws(KVError) { try fileSystem.append(path, bytes) }
+    /// No holes in memory: all of the file is data.
+    func dataEnd() throws(KVError) -> Int { try fileSystem.size(path) }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError) { try fileSystem.write(path, bytes, at: offset) }
     func truncate(to length: Int) throws(KVError) { try fileSystem.truncate(path, to: length) }
     func sync() throws(KVError) { try fileSystem.sync(path) }
     func close() {}

@@ -9,7 +9,7 @@ import Glibc
 /// I/O and is not covered: its commits are fully synced, so its durable state is its
 /// committed state.
 package protocol FileSystem: Sendable {
-    /// Opens a file for reading and appending; `create` makes it (mode 0600) if missing.
+    /// Opens a file for reading and writing; `create` makes it (mode 0600) if missing.
     func open(_ path: String, create: Bool) throws(KVError) -> any LogFile
     /// The names (not paths) of the entries of a directory.
     func contentsOfDirectory(_ path: String) throws(KVError) -> [String]
@@ -23,15 +23,18 @@ package protocol FileSystem: Sendable {
     func exists(_ path: String) -> Bool
 }
 
-/// An open file of the log: positional reads, appends, truncation and fdatasync.
+/// An open file of the log: positional reads and writes, truncation and fdatasync.
 package protocol LogFile: AnyObject, Sendable {
     /// The file's current size in bytes.
     func size() throws(KVError) -> Int
+    /// Where the file's last data ends: past it the file is a hole that reads as zeros (or
+    /// the file ends). Lets recovery skip the never-written part of a segment.
+    func dataEnd() throws(KVError) -> Int
     /// Reads up to `count` bytes at `offset`; fewer only at the end of the file.
     func read(at offset: Int, count: Int) throws(KVError) -> [UInt8]
-    /// Writes all of `bytes` at the end of the file.
-    func append(_ bytes: UnsafeRawBufferPointer) throws(KVError)
-    /// Cuts the file to `length` bytes.
+    /// Writes all of `bytes` at `offset`, extending the file if they reach past its end.
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError)
+    /// Sets the file's size to `length` bytes: cuts it, or extends it with zeros.
     func truncate(to length: Int) throws(KVError)
     /// Makes every byte written so far durable (fdatasync).
     func sync() throws(KVError)
@@ -44,7 +47,7 @@ package struct PosixFileSystem: FileSystem {
     package init() {}
 
     package func open(_ path: String, create: Bool) throws(KVError) -> any LogFile {
-        let flags = O_RDWR | O_APPEND | O_CLOEXEC | (create ? O_CREAT : 0)
+        let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
         let descriptor = try systemCall("open", path: path) { Glibc.open(path, flags, 0o600) }
         return PosixLogFile(descriptor: descriptor, path: path)
     }
@@ -106,6 +109,27 @@ package final class PosixLogFile: LogFile, @unchecked Sendable {
         return Int(info.st_size)
     }
 
+    /// Linux's SEEK_DATA and SEEK_HOLE (Glibc exports them only under _GNU_SOURCE).
+    static let seekData: Int32 = 3, seekHole: Int32 = 4
+
+    package func dataEnd() throws(KVError) -> Int {
+        let size = try self.size()
+        // Walk the data regions; SEEK_DATA fails with ENXIO past the last one.
+        var position: off_t = 0, end: off_t = 0
+        while position < size {
+            let data = lseek(descriptor, position, PosixLogFile.seekData)
+            if data == -1 {
+                if errno == ENXIO { break }
+                return size  // No hole support: everything may be data.
+            }
+            let hole = lseek(descriptor, data, PosixLogFile.seekHole)
+            if hole == -1 { return size }
+            end = hole
+            position = hole
+        }
+        return Int(end)
+    }
+
     package func read(at offset: Int, count: Int) throws(KVError) -> [UInt8] {
         var buffer = [UInt8](repeating: 0, count: count)
         var done = 0
@@ -124,12 +148,11 @@ package final class PosixLogFile: LogFile, @unchecked Sendable {
         return buffer
     }
 
-    package func append(_ bytes: UnsafeRawBufferPointer) throws(KVError) {
-        // O_APPEND: every write lands at the current end, so no offset is tracked here.
+    package func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError) {
         var done = 0
         while done < bytes.count {
-            let wrote = try systemCall("write", path: path) {
-                write(descriptor, bytes.baseAddress! + done, bytes.count - done)
+            let wrote = try systemCall("pwrite", path: path) {
+                pwrite(descriptor, bytes.baseAddress! + done, bytes.count - done, off_t(offset + done))
             }
             done += wrote
         }

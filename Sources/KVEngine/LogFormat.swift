@@ -6,15 +6,18 @@ import CLMDB
 // LogFormatTests pins the exact bytes.
 //
 // A segment file is named after the commit version of its first record:
-// `wal/00000000000000000042.log`, and starts with a 32-byte header:
+// `wal/00000000000000000042.log`. It is created at its full size (its capacity, a whole
+// number of KiB: `Store.Options.segmentSize`, or more for a batch that needs more) and
+// starts with a 32-byte header:
 //
 //    0               8          12         16                 24         28         32
 //   +---------------+----------+----------+------------------+----------+----------+
-//   | magic         | format   | reserved | first version    | crc32c   | reserved |
-//   | "CAIRNWAL"    | u32 = 1  | u32 = 0  | u64              | of 0..<24| u32 = 0  |
+//   | magic         | format   | capacity | first version    | crc32c   | reserved |
+//   | "CAIRNWAL"    | u32 = 2  | u32, KiB | u64              | of 0..<24| u32 = 0  |
 //   +---------------+----------+----------+------------------+----------+----------+
 //
-// Then records, back to back, one per commit, in commit-version order (consecutive):
+// Then records, back to back, one per commit, in commit-version order (consecutive), and
+// after the last record nothing but zeros up to the capacity:
 //
 //    0          4          8                  16                 24
 //   +----------+----------+------------------+------------------+--------------------+
@@ -25,6 +28,14 @@ import CLMDB
 // `durable version` is the highest commit version known to be fdatasync'd when the record
 // was written. Recovery uses it to tell a torn tail (damage no later record vouches for)
 // from corruption (a later record proves the damaged one had been synced).
+//
+// A record of length 0 is a seal: "this segment is finished; the segment whose first
+// version is `commit version` exists". It is written (and synced) only after that next
+// segment was created durably, so a newest segment that ends in a seal proves a segment
+// was lost. Every segment keeps room for one seal (24 bytes) at its end.
+//
+// The file's size never changes after creation, so a truncated segment is always damage,
+// even one cut exactly at a record boundary.
 //
 // The payload is the batch, all integers little-endian:
 //
@@ -40,9 +51,15 @@ import CLMDB
 
 package enum LogFormat {
     static let segmentMagic: [UInt8] = Array("CAIRNWAL".utf8)
-    static let formatVersion: UInt32 = 1
+    static let formatVersion: UInt32 = 2
     static let segmentHeaderSize = 32
     static let recordHeaderSize = 24
+    /// A seal is a bare record header.
+    static let sealSize = recordHeaderSize
+    /// Capacities are whole KiB; the header stores KiB.
+    static let capacityUnit = 1024
+    /// The largest capacity the header can state.
+    static let maxCapacity = Int(UInt32.max) * capacityUnit
     /// The largest payload one record may have. A length beyond it is damage, not data.
     package static let maxPayloadSize = 1 << 30
     static let putKind: UInt8 = 1
@@ -223,15 +240,28 @@ package enum LogRecordCodec {
         return LoggedCommit(version: version, operations: operations)
     }
 
-    /// The segment header for a segment whose first record will have `firstVersion`.
-    package static func segmentHeader(firstVersion: UInt64) -> [UInt8] {
+    /// The header for a segment of `capacity` bytes (a whole number of KiB) whose first
+    /// record will have `firstVersion`.
+    package static func segmentHeader(firstVersion: UInt64, capacity: Int) -> [UInt8] {
+        precondition(capacity % LogFormat.capacityUnit == 0 && capacity <= LogFormat.maxCapacity)
         var writer = ByteWriter(capacity: LogFormat.segmentHeaderSize)
         writer.raw(LogFormat.segmentMagic)
         writer.u32(LogFormat.formatVersion)
-        writer.u32(0)
+        writer.u32(UInt32(capacity / LogFormat.capacityUnit))
         writer.u64(firstVersion)
         writer.u32(crc32c(writer.bytes))
         writer.u32(0)
+        return writer.bytes
+    }
+
+    /// The seal that ends a segment whose successor starts at `nextVersion`.
+    package static func seal(nextVersion: UInt64, durableVersion: UInt64) -> [UInt8] {
+        var writer = ByteWriter(capacity: LogFormat.sealSize)
+        writer.u32(0)
+        writer.u32(0)
+        writer.u64(nextVersion)
+        writer.u64(durableVersion)
+        writer.patchU32(crc32c(Array(writer.bytes[4...])), at: 0)
         return writer.bytes
     }
 }
@@ -240,7 +270,9 @@ package enum LogRecordCodec {
 package enum RecordRead {
     /// A whole record whose CRC holds.
     case record(version: UInt64, durableVersion: UInt64, payload: Range<Int>, next: Int)
-    /// The file ends exactly here.
+    /// A seal whose CRC holds: the segment starting at `nextVersion` follows this one.
+    case seal(nextVersion: UInt64, durableVersion: UInt64, next: Int)
+    /// The records end here: the file ends, or only zeros follow.
     case end
     /// Something is wrong at this offset; `reason` says what.
     case damaged(reason: String)
@@ -251,6 +283,13 @@ package enum LogRecordReader {
     package static func read(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> RecordRead {
         let available = bytes.count - offset
         if available == 0 { return .end }
+        if firstNonZero(bytes, from: offset, to: min(bytes.count, offset + LogFormat.recordHeaderSize)) == nil {
+            // Zeros where a record header would be: the end, if only zeros follow.
+            if let nonZero = firstNonZero(bytes, from: offset + LogFormat.recordHeaderSize, to: bytes.count) {
+                return .damaged(reason: "a zeroed record header, but non-zero bytes follow at offset \(nonZero)")
+            }
+            return .end
+        }
         guard available >= LogFormat.recordHeaderSize else {
             return .damaged(reason: "\(available) bytes left, less than a record header")
         }
@@ -270,13 +309,40 @@ package enum LogRecordReader {
         guard actualCRC == storedCRC else {
             return .damaged(reason: "record checksum mismatch")
         }
+        if length == 0 {
+            return .seal(nextVersion: version, durableVersion: durableVersion, next: end)
+        }
         return .record(
             version: version, durableVersion: durableVersion,
             payload: (offset + LogFormat.recordHeaderSize)..<end, next: end)
     }
 
-    /// Checks a segment header; returns the first version it announces.
-    package static func readSegmentHeader(_ bytes: UnsafeRawBufferPointer, file: String) throws(KVError) -> UInt64 {
+    /// The offset of the first non-zero byte in `start..<end`, if any.
+    package static func firstNonZero(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int? {
+        var index = start
+        // Eight bytes at a time: recovery checks megabytes of zeros after the last record.
+        while index + 8 <= end {
+            if bytes.loadUnaligned(fromByteOffset: index, as: UInt64.self) != 0 { break }
+            index += 8
+        }
+        while index < end {
+            if bytes[index] != 0 { return index }
+            index += 1
+        }
+        return nil
+    }
+
+    /// The offset just past the last non-zero byte before `end`, or `start` if all are zero.
+    package static func endOfNonZero(_ bytes: UnsafeRawBufferPointer, from start: Int, to end: Int) -> Int {
+        var index = end
+        while index > start && bytes[index - 1] == 0 { index -= 1 }
+        return index
+    }
+
+    /// Checks a segment header; returns the first version and the capacity it announces.
+    package static func readSegmentHeader(_ bytes: UnsafeRawBufferPointer, file: String) throws(KVError)
+        -> (firstVersion: UInt64, capacity: Int)
+    {
         guard bytes.count >= LogFormat.segmentHeaderSize else {
             throw KVError.wrongFormat(file: file, reason: "shorter than a segment header")
         }
@@ -285,7 +351,7 @@ package enum LogRecordReader {
         }
         var reader = ByteReader(bytes, offset: 8)
         let format = reader.u32()!
-        _ = reader.u32()
+        let capacity = Int(reader.u32()!) * LogFormat.capacityUnit
         let firstVersion = reader.u64()!
         let storedCRC = reader.u32()!
         guard storedCRC == crc32c(UnsafeRawBufferPointer(rebasing: bytes[0..<24])) else {
@@ -294,7 +360,10 @@ package enum LogRecordReader {
         guard format == LogFormat.formatVersion else {
             throw KVError.wrongFormat(file: file, reason: "unknown log format version \(format)")
         }
-        return firstVersion
+        guard capacity >= LogFormat.segmentHeaderSize + LogFormat.sealSize else {
+            throw KVError.wrongFormat(file: file, reason: "segment capacity \(capacity) bytes is too small")
+        }
+        return (firstVersion, capacity)
     }
 }
 

@@ -1,13 +1,19 @@
 // Reading the log back: on open (replay what LMDB has not applied, cut a torn tail) and
 // for `check` (verify without changing anything).
 //
-// Torn tail or corruption? The log is only ever appended, and a group's records reach the
-// disk with one fdatasync, so a crash can damage only records that were never synced,
-// at the end of the last segment. Each record carries the version that was durable when
-// it was written. A damaged record is therefore a torn tail unless some later record in
-// the same segment says the damaged one had been synced; then it is corruption.
-// Sealed segments were synced before the next one was created, so damage there is
-// corruption, except in a segment that LMDB has wholly applied, which nothing needs.
+// Torn tail or corruption? Records are written one after the other into a segment created
+// at its full size, and a group's records reach the disk with one fdatasync, so a crash
+// can damage only records that were never synced, at the end of the last segment. Each
+// record carries the version that was durable when it was written. A damaged record is
+// therefore a torn tail unless some later record in the same segment says the damaged one
+// had been synced; then it is corruption.
+// Older segments were synced before the next one was created, so damage there is
+// corruption, unless nothing needs what it hides: a segment LMDB has wholly applied, or
+// damage after a segment's last record when the next segment starts with the very next
+// version (a seal torn by a crash).
+// A segment whose file is shorter than its capacity was cut by something other than a
+// crash (the size is synced at creation): corruption, even at a record boundary. A newest
+// segment that ends in a seal lost its successor: corruption too.
 
 /// How opening treats a damaged log record that is not a torn tail.
 public enum RecoveryMode: Sendable, Hashable {
@@ -48,8 +54,10 @@ public struct RecoveryReport: Sendable, Hashable {
     public var corruptionCut: LogCut?
     /// Segment files removed: torn creations, and those after a corruption cut.
     public var removedSegments: [String] = []
-    /// Damage found in segments LMDB had wholly applied (harmless; they are retired).
-    public var damageInAppliedSegments: [String] = []
+    /// Damage that lost no commit: in segments LMDB had wholly applied (they are retired),
+    /// after a segment's last record where the next segment continues (a torn seal), or
+    /// bytes past a segment's capacity (trimmed).
+    public var harmlessDamage: [String] = []
 
     public init() {}
 }
@@ -57,7 +65,11 @@ public struct RecoveryReport: Sendable, Hashable {
 struct LogSegment {
     var firstVersion: UInt64
     var name: String
+    /// Bytes of header and records (and seal): where the next write would go.
     var size: Int
+    var capacity: Int = 0
+    /// Whether the segment ends in a seal.
+    var sealed = false
 }
 
 /// Scans the log directory in commit order.
@@ -68,6 +80,8 @@ struct LogScanner {
     let mode: RecoveryMode
     /// Whether the scan may change files (open) or only report (check).
     let repair: Bool
+    /// Whether the store's log was started (LMDB says so): then it cannot be empty.
+    var logStarted = false
 
     /// Calls `visit` with every good record, in order; returns the report and the
     /// segments that remain.
@@ -78,6 +92,14 @@ struct LogScanner {
         var segments = try fileSystem.contentsOfDirectory(directory)
             .compactMap { name in LogFormat.firstVersion(ofSegmentNamed: name).map { LogSegment(firstVersion: $0, name: name, size: 0) } }
             .sorted { $0.firstVersion < $1.firstVersion }
+        if segments.isEmpty && logStarted {
+            // The writer always keeps a segment; none at all means they were deleted.
+            let reason = "the log has no segment, but LMDB says it was started: its segments were deleted, with any commits LMDB had not applied"
+            guard mode == .recoverToLastGoodRecord else {
+                throw KVError.corruptLog(file: directory, offset: 0, reason: reason)
+            }
+            report.corruptionCut = LogCut(file: directory, offset: 0, bytesDropped: 0, reason: reason)
+        }
         var expected: UInt64? = nil
         var kept: [LogSegment] = []
         var index = 0
@@ -87,18 +109,25 @@ struct LogScanner {
             let path = directory + "/" + segment.name
             let file = try fileSystem.open(path, create: false)
             defer { file.close() }
-            let bytes = try file.read(at: 0, count: try file.size())
+            // Only the data is read: past `dataEnd` the file is a hole of zeros (the part of
+            // a segment never written).
+            let fileSize = try file.size()
+            let bytes = try file.read(at: 0, count: min(fileSize, try file.dataEnd()))
             // The WAL rule holds in recovery too: after a process crash the page cache may
             // hold records that were never synced; they go to LMDB only once they are on disk.
             if repair && bytes.count > LogFormat.segmentHeaderSize { try file.sync() }
-            // A segment shorter than its header is a creation the crash interrupted.
-            if bytes.count <= LogFormat.segmentHeaderSize, isLast,
-               (try? bytes.withBytes({ (raw) throws(KVError) in try LogRecordReader.readSegmentHeader(raw, file: path) })) == nil {
+            let header = try? bytes.withBytes { (raw) throws(KVError) in try LogRecordReader.readSegmentHeader(raw, file: path) }
+            // A newest segment without records that is not whole is a creation (or growth)
+            // the crash interrupted: nothing was in it.
+            let holdsNothing = bytes.withUnsafeBytes {
+                LogRecordReader.firstNonZero($0, from: LogFormat.segmentHeaderSize, to: $0.count) == nil
+            }
+            if isLast, holdsNothing, header == nil || header!.capacity != fileSize {
                 if repair { try fileSystem.remove(path); try fileSystem.syncDirectory(directory) }
                 report.removedSegments.append(segment.name)
                 break
             }
-            let headerVersion = try bytes.withBytes { (raw) throws(KVError) in
+            let (headerVersion, capacity) = try bytes.withBytes { (raw) throws(KVError) in
                 try LogRecordReader.readSegmentHeader(raw, file: path)
             }
             guard headerVersion == segment.firstVersion else {
@@ -116,14 +145,26 @@ struct LogScanner {
                     reason: "log starts at version \(segment.firstVersion) but LMDB holds only through \(appliedVersion)")
             }
             expected = segment.firstVersion
+            if fileSize > capacity {
+                // The writer never writes there; something appended to the file.
+                report.harmlessDamage.append("\(path): \(fileSize - capacity) bytes past its capacity of \(capacity), trimmed")
+                if repair { try file.truncate(to: capacity); try file.sync() }
+            }
+            let scanned = min(bytes.count, capacity)
             var offset = LogFormat.segmentHeaderSize
             var damage: String? = nil
+            var sealed = false
             try bytes.withBytes { (raw) throws(KVError) in
+                let raw = UnsafeRawBufferPointer(rebasing: raw[0..<scanned])
                 while damage == nil {
                     switch LogRecordReader.read(raw, at: offset) {
                     case .end:
                         return
                     case let .record(version, _, payload, next):
+                        guard !sealed else {
+                            damage = "a record after the segment's seal"
+                            return
+                        }
                         guard version == expected! else {
                             damage = "record has version \(version), \(expected!) expected"
                             return
@@ -131,27 +172,75 @@ struct LogScanner {
                         try visit(version, UnsafeRawBufferPointer(rebasing: raw[payload]))
                         expected! += 1
                         offset = next
+                    case let .seal(nextVersion, _, next):
+                        // A seal may skip versions LMDB holds (written after a cut that LMDB
+                        // had already applied past).
+                        guard !sealed, nextVersion == expected! || (nextVersion > expected! && nextVersion - 1 <= appliedVersion) else {
+                            damage = sealed ? "a second seal" : "seal names version \(nextVersion), \(expected!) expected"
+                            return
+                        }
+                        sealed = true
+                        expected = nextVersion
+                        offset = next
                     case .damaged(let reason):
                         damage = reason
                     }
                 }
             }
+            let truncated = fileSize < capacity
+            if truncated {
+                damage = "truncated: \(fileSize) bytes, but its header says \(capacity)" + (damage.map { "; \($0)" } ?? "")
+            }
             guard let damage else {
-                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: bytes.count))
+                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset,
+                                       capacity: capacity, sealed: sealed))
                 index += 1
+                if isLast && sealed {
+                    // The seal went to disk only after its successor had been created durably.
+                    let missing = directory + "/" + LogFormat.segmentName(firstVersion: expected!)
+                    let reason = "missing: \(segment.name) is sealed, so this segment existed; the commits from version \(expected!) on that it held are lost"
+                    guard mode == .recoverToLastGoodRecord else {
+                        throw KVError.corruptLog(file: missing, offset: 0, reason: reason)
+                    }
+                    report.corruptionCut = LogCut(file: missing, offset: 0, bytesDropped: 0, reason: reason)
+                }
                 continue
             }
-            let cut = LogCut(file: path, offset: offset, bytesDropped: bytes.count - offset, reason: damage)
-            let vouched = bytes.withUnsafeBytes { LogScanner.laterRecordVouches($0, after: offset, for: expected!) }
-            if isLast && !vouched {
-                if repair { try file.truncate(to: offset); try file.sync() }
+            let dataEnd = bytes.withUnsafeBytes { LogRecordReader.endOfNonZero($0, from: offset, to: scanned) }
+            let cut = LogCut(file: path, offset: offset, bytesDropped: max(0, dataEnd - offset), reason: damage)
+            /// Zeros what follows the cut (and restores the size), so the segment ends there.
+            func cutHere() throws(KVError) {
+                guard repair else { return }
+                if dataEnd > offset {
+                    try [UInt8](repeating: 0, count: dataEnd - offset).withBytes { (raw) throws(KVError) in
+                        try file.write(raw, at: offset)
+                    }
+                }
+                if fileSize < capacity { try file.truncate(to: capacity) }
+                try file.sync()
+            }
+            // Only the non-zero part can hold a record that vouches.
+            let vouched = bytes.withUnsafeBytes {
+                LogScanner.laterRecordVouches(UnsafeRawBufferPointer(rebasing: $0[0..<max(dataEnd, offset)]), after: offset, for: expected!)
+            }
+            if isLast && !vouched && !truncated {
+                try cutHere()
                 report.tornTail = cut
-                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset))
+                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset, capacity: capacity))
                 break scanning
             }
-            if !isLast, segments[index + 1].firstVersion - 1 <= appliedVersion {
-                report.damageInAppliedSegments.append("\(cut)")
-                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: bytes.count))
+            if !isLast, segments[index + 1].firstVersion - 1 <= appliedVersion || segments[index + 1].firstVersion == expected! {
+                report.harmlessDamage.append("\(cut)")
+                // Junk after the last record (a torn seal): clear it and seal again. An
+                // applied segment is left alone; it is retired next.
+                if segments[index + 1].firstVersion == expected! {
+                    try cutHere()
+                    if repair && offset + LogFormat.sealSize <= capacity {
+                        try LogWriter.writeSeal(file, at: offset, nextVersion: expected!, durableVersion: expected! - 1)
+                    }
+                }
+                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset,
+                                       capacity: capacity, sealed: sealed))
                 expected = segments[index + 1].firstVersion
                 index += 1
                 continue
@@ -159,9 +248,9 @@ struct LogScanner {
             guard mode == .recoverToLastGoodRecord else {
                 throw KVError.corruptLog(file: path, offset: offset, reason: damage)
             }
-            if repair { try file.truncate(to: offset); try file.sync() }
+            try cutHere()
             report.corruptionCut = cut
-            kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset))
+            kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset, capacity: capacity))
             for later in segments[(index + 1)...] {
                 if repair { try fileSystem.remove(directory + "/" + later.name) }
                 report.removedSegments.append(later.name)
@@ -184,9 +273,11 @@ struct LogScanner {
             // Cheap filters first: a plausible version, vouching for `expected`.
             let version = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: candidate + 8, as: UInt64.self))
             let durable = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: candidate + 16, as: UInt64.self))
-            if version > expected, version <= maxVersion, durable >= expected, durable < version,
-               case .record = LogRecordReader.read(bytes, at: candidate) {
-                return true
+            if version > expected, version <= maxVersion, durable >= expected, durable < version {
+                switch LogRecordReader.read(bytes, at: candidate) {
+                case .record, .seal: return true
+                case .end, .damaged: break
+                }
             }
             candidate += 1
         }

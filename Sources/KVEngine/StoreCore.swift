@@ -15,6 +15,8 @@ final class StoreCore: @unchecked Sendable {
     static let metaTable = "__cairn_meta"
     static let appliedKey: [UInt8] = Array("applied".utf8)
     static let formatKey: [UInt8] = Array("format".utf8)
+    /// Present once the store's first log segment exists durably.
+    static let logStartedKey: [UInt8] = Array("log-started".utf8)
     static let storeFormat: UInt32 = 1
 
     let directory: String
@@ -114,7 +116,8 @@ final class StoreCore: @unchecked Sendable {
             pendingBytes = 0
         }
         let scanner = LogScanner(fileSystem: fileSystem, directory: walDirectory,
-                                 appliedVersion: applied, mode: options.recovery, repair: true)
+                                 appliedVersion: applied, mode: options.recovery, repair: true,
+                                 logStarted: opened.logStarted)
         var (report, segments, lastLogVersion) = try scanner.scan { (version, payload) throws(KVError) in
             guard version > applied else { return }
             guard let commit = LogRecordCodec.decodePayload(payload, version: version) else {
@@ -133,11 +136,24 @@ final class StoreCore: @unchecked Sendable {
         report.replayedBytes = replayedBytes
         report.lastVersion = lastVersion
 
+        let newest = segments.last.flatMap { $0.sealed ? nil : (name: $0.name, size: $0.size, capacity: $0.capacity) }
         var writer = try LogWriter(
             fileSystem: fileSystem, directory: walDirectory, segmentLimit: options.segmentSize,
-            nextVersion: lastVersion + 1, retained: segments.map { ($0.firstVersion, $0.name, $0.size) })
+            nextVersion: lastVersion + 1, retained: segments.map { ($0.firstVersion, $0.name, $0.size) },
+            unsealed: newest)
         _ = try writer.retire(appliedThrough: applied)
         segments.removeAll()
+        if !opened.logStarted {
+            // The first segment is durable now; from here on an empty log is damage.
+            let transaction = try env.beginTransaction(readOnly: false)
+            do throws(KVError) {
+                try transaction.put(logStartedKey, size: 1, in: opened.meta) { $0.storeBytes(of: 1, as: UInt8.self) }
+                try transaction.commit()
+            } catch {
+                transaction.abort()
+                throw error
+            }
+        }
 
         var state = OverlayState()
         state.appliedVersion = lastVersion
@@ -149,7 +165,7 @@ final class StoreCore: @unchecked Sendable {
 
     /// Opens the meta table and every user table; reads the applied version.
     private static func openTables(_ env: LMDBEnvironment) throws(KVError)
-        -> (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64)
+        -> (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64, logStarted: Bool)
     {
         let transaction = try env.beginTransaction(readOnly: false)
         do throws(KVError) {
@@ -166,12 +182,13 @@ final class StoreCore: @unchecked Sendable {
             let applied = try transaction.value(for: appliedKey, in: meta).map { bytes in
                 bytes.count == 8 ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
             } ?? 0
+            let logStarted = try transaction.value(for: logStartedKey, in: meta) != nil
             var tables: [String: MDB_dbi] = [:]
             for name in try transaction.tableNames() where !name.hasPrefix(reservedPrefix) {
                 tables[name] = try transaction.openTable(name, create: false)
             }
             try transaction.commit()
-            return (meta, tables, applied)
+            return (meta, tables, applied, logStarted)
         } catch {
             transaction.abort()
             throw error

@@ -178,6 +178,9 @@ import Glibc
     @Test func underNormalDurabilityTheLogIsSyncedBeforeLMDBGetsACommit() throws {
         var options = Store.Options()
         options.durability = .normal
+        // Nothing applies (and so syncs) on its own while the commits go in.
+        options.applyInterval = 3600
+        options.applyThreshold = Int.max
         try withStore(options) { store, _ in
             for index in 0..<20 { try store.put("k\(index)", "v") }
             #expect(try store.stats().durableVersion < 20)  // nothing forced a sync yet

@@ -13,8 +13,8 @@ import Testing
     }
 
     @Test func segmentHeaderBytesArePinned() {
-        let header = LogRecordCodec.segmentHeader(firstVersion: 0x0102_0304_0506_0708)
-        let expectedPrefix: [UInt8] = Array("CAIRNWAL".utf8) + [1, 0, 0, 0] + [0, 0, 0, 0]
+        let header = LogRecordCodec.segmentHeader(firstVersion: 0x0102_0304_0506_0708, capacity: 0x0203 << 10)
+        let expectedPrefix: [UInt8] = Array("CAIRNWAL".utf8) + [2, 0, 0, 0] + [0x03, 0x02, 0, 0]
             + [0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01]
         #expect(header.count == 32)
         #expect(Array(header[0..<24]) == expectedPrefix)
@@ -22,6 +22,36 @@ import Testing
         #expect(Array(header[24..<28]) == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)])
         #expect(Array(header[28..<32]) == [0, 0, 0, 0])
         #expect(LogFormat.segmentName(firstVersion: 42) == "00000000000000000042.log")
+        header.withUnsafeBytes { raw in
+            let read = try? LogRecordReader.readSegmentHeader(raw, file: "x")
+            #expect(read?.firstVersion == 0x0102_0304_0506_0708 && read?.capacity == 0x0203 * 1024)
+        }
+    }
+
+    @Test func sealBytesArePinned() {
+        let seal = LogRecordCodec.seal(nextVersion: 9, durableVersion: 8)
+        let afterCRC: [UInt8] = [0, 0, 0, 0] + [9, 0, 0, 0, 0, 0, 0, 0] + [8, 0, 0, 0, 0, 0, 0, 0]
+        let crc = crc32c(afterCRC)
+        #expect(seal == [UInt8(crc & 0xFF), UInt8(crc >> 8 & 0xFF), UInt8(crc >> 16 & 0xFF), UInt8(crc >> 24)] + afterCRC)
+        (seal + [UInt8](repeating: 0, count: 100)).withUnsafeBytes { raw in
+            guard case let .seal(next, durable, end) = LogRecordReader.read(raw, at: 0) else {
+                Issue.record("the seal did not read back")
+                return
+            }
+            #expect(next == 9 && durable == 8 && end == 24)
+            // Zeros after the last record are the end of the records.
+            guard case .end = LogRecordReader.read(raw, at: end) else { Issue.record("zeros are not the end"); return }
+        }
+    }
+
+    @Test func zerosFollowedByDataAreDamageNotTheEnd() {
+        var bytes = [UInt8](repeating: 0, count: 200)
+        bytes[150] = 1
+        bytes.withUnsafeBytes { raw in
+            guard case .damaged(let reason) = LogRecordReader.read(raw, at: 0) else { Issue.record("not damage"); return }
+            #expect(reason.contains("150"))
+            guard case .end = LogRecordReader.read(raw, at: 151) else { Issue.record("the zero tail is not the end"); return }
+        }
     }
 
     @Test func recordBytesArePinned() {

@@ -18,6 +18,20 @@ func recordOffsets(_ segment: [UInt8]) -> [Int] {
     return offsets
 }
 
+/// Where the records of a segment end (the zeros after them start).
+func recordsEnd(_ segment: [UInt8]) -> Int {
+    var offset = LogFormat.segmentHeaderSize
+    segment.withUnsafeBytes { raw in
+        while true {
+            switch LogRecordReader.read(raw, at: offset) {
+            case let .record(_, _, _, next), let .seal(_, _, next): offset = next
+            case .end, .damaged: return
+            }
+        }
+    }
+    return offset
+}
+
 func readFile(_ path: String) throws -> [UInt8] {
     let file = try PosixFileSystem().open(path, create: false)
     defer { file.close() }
@@ -28,7 +42,7 @@ func writeFile(_ path: String, _ bytes: [UInt8]) throws {
     let file = try PosixFileSystem().open(path, create: true)
     defer { file.close() }
     try file.truncate(to: 0)
-    try bytes.withUnsafeBytes { try file.append($0) }
+    try bytes.withUnsafeBytes { try file.write($0, at: 0) }
     try file.sync()
 }
 
@@ -72,9 +86,11 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
         var segment = try readFile(path)
         let offsets = recordOffsets(segment)
         #expect(offsets.count == 10)
-        // A crash in the middle of appending an 11th record: its first 30 bytes made it.
-        let partial = Array(segment[offsets[9]..<segment.count]).prefix(30)
-        segment += partial
+        // A crash in the middle of appending an 11th record: its first 30 bytes made it,
+        // into the zeros after the 10th.
+        let end = recordsEnd(segment)
+        let partial = Array(segment[offsets[9]..<end]).prefix(30)
+        segment.replaceSubrange(end..<(end + partial.count), with: partial)
         try writeFile(path, segment)
         let store = try Store(directory: directory.path, options: lazyOptions())
         defer { store.close() }
@@ -195,13 +211,16 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
         #expect(before.logSegments > 3)
         let report = try store.checkpoint()
         // The applier may retire some segments itself during the checkpoint's flush; the
-        // checkpoint retires the rest, including the active one it sealed.
+        // checkpoint retires the rest but one: the active one it sealed, whose seal
+        // witnesses the new active segment.
         #expect(report.segmentsRemoved >= 1)
         #expect(report.appliedVersion == 200)
         let after = try store.stats()
-        #expect(after.logSegments == 1)
+        #expect(after.logSegments == 2)
         #expect(after.appliedVersion == 200)
-        #expect(after.logBytes == LogFormat.segmentHeaderSize)
+        #expect(after.logBytes <= LogFormat.segmentHeaderSize + options.segmentSize)
+        let wal = try PosixFileSystem().contentsOfDirectory(directory.path + "/wal").sorted()
+        #expect(wal.last == "00000000000000000201.log", "\(wal)")
         store.close()
         let reopened = try Store(directory: directory.path, options: options)
         defer { reopened.close() }

@@ -45,6 +45,9 @@ import Testing
                     case .damaged:
                         _ = LogScanner.laterRecordVouches(raw, after: offset, for: 1)
                         break reading
+                    case let .seal(_, _, next):
+                        #expect(next == offset + LogFormat.sealSize && next <= raw.count, "\(name): seal range out of bounds")
+                        offset = next
                     case let .record(version, _, payload, next):
                         #expect(payload.lowerBound == offset + LogFormat.recordHeaderSize && payload.upperBound == next
                                  && next <= raw.count, "\(name): record range out of bounds")

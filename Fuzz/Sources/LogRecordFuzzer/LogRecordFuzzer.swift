@@ -49,6 +49,9 @@ func checkSegmentBody(_ bytes: [UInt8]) {
             case .damaged:
                 _ = LogScanner.laterRecordVouches(raw, after: offset, for: 1)
                 break reading
+            case let .seal(_, _, next):
+                precondition(next == offset + LogFormat.sealSize && next <= raw.count, "seal range out of bounds")
+                offset = next
             case let .record(version, _, payload, next):
                 precondition(payload.lowerBound == offset + LogFormat.recordHeaderSize, "payload starts off its header")
                 precondition(payload.upperBound == next && next <= raw.count && next > offset, "record range out of bounds")

@@ -247,7 +247,8 @@ import Glibc
                 errors.append(error)
             }
         }
-        #expect(acknowledged.count == fullAfter - 1)
+        // One write per commit, apart from a rotation's header and seal.
+        #expect(acknowledged.count >= fullAfter - 3 && acknowledged.count <= fullAfter - 1, "\(acknowledged.count)")
         guard let first = errors.first else {
             Issue.record("no commit failed on a full disk")
             return

@@ -99,6 +99,9 @@ final class ClassifyingFileSystem: FileSystem, @unchecked Sendable {
 final class ClassifyingLogFile: LogFile, @unchecked Sendable {
     let file: any LogFile
     let fileSystem: ClassifyingFileSystem
+    /// Whether the last mutation was part of a rotation (a header, a seal, a size change):
+    /// then the next sync is too.
+    private let rotating = Mutex(false)
 
     init(file: any LogFile, fileSystem: ClassifyingFileSystem) {
         self.file = file
@@ -109,19 +112,30 @@ final class ClassifyingLogFile: LogFile, @unchecked Sendable {
 
     func read(at offset: Int, count: Int) throws(KVError) -> [UInt8] { try file.read(at: offset, count: count) }
 
-    func append(_ bytes: UnsafeRawBufferPointer) throws(KVError) {
-        let isHeader = bytes.count == 32 && bytes.starts(with: Array("CAIRNWAL".utf8))
-        try fileSystem.mutation({ _, _ in isHeader ? .rotation : .append }) { () throws(KVError) in try file.append(bytes) }
+    func dataEnd() throws(KVError) -> Int { try file.dataEnd() }
+
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError) {
+        let isHeader = offset == 0 && bytes.count == 32 && bytes.starts(with: Array("CAIRNWAL".utf8))
+        // A seal: a bare record header whose length field is 0.
+        let isSeal = bytes.count == 24 && bytes[4..<8].allSatisfy { $0 == 0 }
+        rotating.withLock { $0 = isHeader || isSeal }
+        try fileSystem.mutation({ _, _ in isHeader || isSeal ? .rotation : .append }) { () throws(KVError) in
+            try file.write(bytes, at: offset)
+        }
     }
 
     func truncate(to length: Int) throws(KVError) {
+        rotating.withLock { $0 = true }
         try fileSystem.mutation({ _, _ in .rotation }) { () throws(KVError) in try file.truncate(to: length) }
     }
 
     func sync() throws(KVError) {
-        let headerOnly = (try? file.size()) == 32
+        let rotation = rotating.withLock { value in
+            defer { value = false }
+            return value
+        }
         try fileSystem.mutation({ workload, _ in
-            headerOnly ? .rotation : workload == .checkpointing ? .checkpointSync : .appendSync
+            rotation ? .rotation : workload == .checkpointing ? .checkpointSync : .appendSync
         }) { () throws(KVError) in try file.sync() }
     }
 

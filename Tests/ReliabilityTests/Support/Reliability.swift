@@ -152,7 +152,7 @@ func writeWholeFile(_ path: String, _ bytes: [UInt8], sync: Bool = false) throws
     let file = try PosixFileSystem().open(path, create: true)
     defer { file.close() }
     try file.truncate(to: 0)
-    try bytes.withUnsafeBytes { try file.append($0) }
+    try bytes.withUnsafeBytes { try file.write($0, at: 0) }
     if sync { try file.sync() }
 }
 
