@@ -21,9 +21,11 @@ public struct CheckReport: Sendable, Hashable {
 }
 
 extension Store {
-    /// Verifies a closed store without changing it: every log record decodes, the log's
-    /// latest operation on each key that LMDB has applied matches LMDB's record, and every
-    /// stored record passes its checksum.
+    /// Verifies a closed store without changing it: LMDB's data file is structurally sound
+    /// (see `Store.Options.verifyDataFile`; when it is not, that is the one problem reported
+    /// and nothing else is read), every log record decodes, the log's latest operation on
+    /// each key that LMDB has applied matches LMDB's record, and every stored record passes
+    /// its checksum.
     ///
     /// Throws `KVError.locked` while another process has the store open.
     ///
@@ -41,12 +43,20 @@ extension Store {
         }
         let lock = try ProcessLock(directory: directory)
         defer { _ = lock }
+        var report = CheckReport()
+        // LMDB's structures first, without LMDB: walking a damaged tree could crash it. A
+        // damaged structure is the problem to report; nothing below could read past it.
+        // (The verifier also subsumes LMDBEnvironment.checkFileLength here.)
+        do {
+            _ = try LMDBVerifier.verify(path: directory + "/data.mdb")
+        } catch .wrongFormat(let file, let reason) {
+            report.problems.append("\(file): LMDB's structure is damaged: \(reason)")
+            return report
+        }
         // maxTables only limits the handles this environment opens: allow any count.
         let env = try LMDBEnvironment(directory: directory, mapSize: Store.Options().mapSize, maxReaders: 16,
                                       maxTables: 32_767)
         defer { env.close() }
-        try env.checkFileLength()
-        var report = CheckReport()
         let transaction = try env.beginTransaction(readOnly: true)
         defer { transaction.abort() }
         guard let meta = try transaction.openTable(StoreCore.metaTable, create: false) else {

@@ -59,6 +59,10 @@ final class StoreCore: @unchecked Sendable {
             try PosixFileSystem().syncDirectory(parent.isEmpty ? "/" : parent)
             try fileSystem.syncDirectory(directory)
         }
+        if !created && options.verifyDataFile {
+            // Before LMDB maps the file: LMDB trusts every page and crashes on a damaged one.
+            _ = try LMDBVerifier.verify(path: directory + "/data.mdb")
+        }
         let env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize,
                                       maxReaders: options.maxReaders, maxTables: options.maxTables)
         let opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
@@ -95,6 +99,7 @@ final class StoreCore: @unchecked Sendable {
         -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
     {
         _ = try env.clearStaleReaders()
+        // Subsumed by the verifier when it runs; the one guard against SIGBUS when it does not.
         try env.checkFileLength()
         let opened = try openTables(env)
         var tables = opened.tables
