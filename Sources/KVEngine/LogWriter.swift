@@ -111,6 +111,7 @@ struct LogWriter {
         }
         let offset = segments[segments.count - 1].size
         buffer.bytes.removeAll(keepingCapacity: true)
+        buffer.bytes.reserveCapacity(needed + LogWriter.zeroFillAhead)
         for commit in commits {
             LogRecordCodec.encode(commit, durableVersion: durableVersion, into: &buffer)
         }

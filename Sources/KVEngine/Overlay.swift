@@ -122,12 +122,17 @@ struct OverlayState {
     mutating func publish(_ commits: [LoggedCommit]) {
         let added = commits.reduce(0) { $0 + $1.operations.count }
         if added > 1024 { entries.reserveCapacity(entries.count + added) }
+        var lastTable: String? = nil
         for commit in commits {
             for operation in commit.operations {
                 let entry = OverlayEntry(
                     commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
                 let tableKey = TableKey(table: operation.table, key: operation.key)
-                if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
+                // Batches write runs of one table: look the table up once per run.
+                if operation.table != lastTable {
+                    if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
+                    lastTable = operation.table
+                }
                 // One hash per write: the default subscript inserts a new key's versions,
                 // or hands over an existing key's, in the same lookup; `fresh` tells which.
                 var fresh = false

@@ -32,6 +32,10 @@ enum RecordState: Equatable {
 
     var exists: Bool { if case .live = self { return true } else { return false } }
 
+    /// Not looked up yet: a marker for the commit path's per-batch table of states. No
+    /// record has this version (bit 63 is the tombstone flag in LMDB).
+    static let unresolved = RecordState.live(.max)
+
     /// The version a put continues from: the live or deleted version, 0 when absent.
     var version: UInt64 {
         switch self {

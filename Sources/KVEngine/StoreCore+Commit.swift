@@ -171,33 +171,38 @@ extension StoreCore {
         versions.reserveCapacity(batch.operations.count)
         operations.reserveCapacity(batch.operations.count)
         if batch.operations.count > 64 { local.reserveCapacity(batch.operations.count) }
-        for operation in batch.operations {
-            let tableKey = TableKey(table: operation.table, key: operation.key)
-            let state: RecordState
-            // (A group's first batch, often its only one, skips hashing the key a third time.)
-            if let known = local[tableKey] ?? (group.isEmpty ? nil : group[tableKey]) {
-                state = known
-            } else {
-                do {
-                    state = try view.recordState(of: operation.key, in: operation.table)
-                } catch KVError.corruptRecord(let table, let key, let reason) {
-                    // A record that fails its checksum can still be replaced or deleted
-                    // without a condition (nothing to compare), so it can be repaired. No
-                    // record version can exceed the commit version, so continuing from it
-                    // keeps versions from repeating.
-                    switch operation {
-                    case .put(_, _, _, nil), .delete(_, _, nil): state = .live(view.version)
-                    default: throw KVError.corruptRecord(table: table, key: key, reason: reason)
+        var lastTable: String? = nil
+        /// Evaluates one operation against its key's slot in `local`, which holds the
+        /// unresolved marker when the key is new to this batch; leaves the key's state after
+        /// the operation in the slot. (One hash of the key per operation: a bulk load has a
+        /// million of them.)
+        func evaluateOne(_ operation: WriteBatch.Operation, tableKey: TableKey, slot: inout RecordState) throws(KVError) {
+            if slot == .unresolved {
+                if !group.isEmpty, let known = group[tableKey] {
+                    slot = known
+                } else {
+                    do {
+                        slot = try view.recordState(of: operation.key, in: operation.table)
+                    } catch KVError.corruptRecord(let table, let key, let reason) {
+                        // A record that fails its checksum can still be replaced or deleted
+                        // without a condition (nothing to compare), so it can be repaired. No
+                        // record version can exceed the commit version, so continuing from it
+                        // keeps versions from repeating.
+                        switch operation {
+                        case .put(_, _, _, nil), .delete(_, _, nil): slot = .live(view.version)
+                        default: throw KVError.corruptRecord(table: table, key: key, reason: reason)
+                        }
                     }
                 }
             }
+            let state = slot
             // What conditions and callers see: the live version, 0 when absent or deleted.
             let current = state.exists ? state.version : 0
             let condition: Condition?
             switch operation {
             case let .put(table, key, value, required):
                 condition = required
-                if !knownTables.contains(table) {
+                if table != lastTable, !knownTables.contains(table) {
                     // LMDB's table limit is fixed at open; past it the applier could not
                     // create the table, so refuse here, before anything is logged.
                     guard knownTables.count < options.maxTables - 1 else {
@@ -205,19 +210,20 @@ extension StoreCore {
                     }
                     knownTables.insert(table)
                 }
+                lastTable = table
                 // A put continues from a tombstone's version: a key's versions never repeat.
                 let next = state.version + 1
                 var replacesTombstone = false
                 if case .deleted = state { replacesTombstone = true }
                 operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
                                                   replacesTombstone: replacesTombstone))
-                local[tableKey] = .live(next)
+                slot = .live(next)
                 versions.append(next)
             case let .delete(table, key, required):
                 condition = required
                 if state.exists {
                     operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil))
-                    local[tableKey] = .deleted(current)
+                    slot = .deleted(current)
                 }
                 versions.append(0)
             case let .check(_, _, required):
@@ -235,6 +241,10 @@ extension StoreCore {
                                                     expected: condition, currentVersion: current))
                 }
             }
+        }
+        for operation in batch.operations {
+            let tableKey = TableKey(table: operation.table, key: operation.key)
+            try evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved])
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
         if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }
