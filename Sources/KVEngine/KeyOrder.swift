@@ -33,12 +33,30 @@ enum KeyOrder {
             let a = commits[left.commit].operations[Int(left.operation)].key
             let b = commits[right.commit].operations[Int(right.operation)].key
             if a.count > 16 || b.count > 16 || a.count != b.count {
-                let order = a.withUnsafeBytes { a in b.withUnsafeBytes { b in Snapshot.compare(a, Array(b)) } }
+                let order = a.withUnsafeBytes { a in Snapshot.compare(a, b) }
                 if order != 0 { return order < 0 }
             }
             return (left.commit, left.operation) < (right.commit, right.operation)
         }
         return items.map { ($0.commit, Int($0.operation)) }
+    }
+
+    /// `pairs` in LMDB's key order (bytewise, a prefix first), for keys that are unique:
+    /// the 16-byte prefixes are sorted as integers, `memcmp` breaks their ties.
+    static func sortedByKey<Value>(_ pairs: [(key: [UInt8], entry: Value)]) -> [(key: [UInt8], entry: Value)] {
+        guard pairs.count > 1 else { return pairs }
+        var order: [(high: UInt64, low: UInt64, index: Int)] = []
+        order.reserveCapacity(pairs.count)
+        for index in pairs.indices {
+            let (high, low) = prefix(pairs[index].key)
+            order.append((high, low, index))
+        }
+        order.sort { left, right in
+            if left.high != right.high { return left.high < right.high }
+            if left.low != right.low { return left.low < right.low }
+            return pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
+        }
+        return order.map { pairs[$0.index] }
     }
 
     /// The first 16 bytes of `key`, zero-padded, as two big-endian integers.

@@ -235,8 +235,7 @@ struct OverlayState {
                 result.append((key, entry))
             }
         }
-        result.sort { $0.key.lexicographicallyPrecedes($1.key) }
-        return result
+        return KeyOrder.sortedByKey(result)
     }
 }
 
