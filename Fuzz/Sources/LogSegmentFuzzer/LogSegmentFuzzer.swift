@@ -14,9 +14,14 @@ import Glibc
 //   record  := flags:u8  length:u16  versionDelta:i8  durableDelta:i8  body[length]
 //
 //   options bit 0: `.recoverToLastGoodRecord` (else `.strict`)
+//           bit 1: leave the last segment short of its capacity (cut)
 //   flags   bit 0: wrong CRC         bit 1: start a new segment here
 //           bit 2: wrong header CRC  bit 3: write only part of the record (torn)
 //           bit 4: body is a description of operations, encoded as a valid payload
+//           bit 5: end the segment with a seal naming the next version
+//
+// Each segment is padded with zeros to its capacity (the records' size plus room for a
+// seal, rounded up to a KiB), as the writer creates them.
 //
 // Versions follow the previous record's plus `versionDelta`; the durable version is
 // version − 1 + `durableDelta`. The format is written out here a second time (its own
@@ -99,17 +104,29 @@ enum SegmentFuzzing {
         var segments: [(String, [UInt8])] = []
         var current: [UInt8] = []
         var name = ""
+        var firstVersion: UInt64 = 0
+        var badHeader = false
         var version: UInt64 = 0
         var offset = 1
-        func startSegment(firstVersion: UInt64, badCRC: Bool) {
-            if !name.isEmpty { segments.append((name, current)) }
-            name = String(firstVersion).leftPadded(20) + ".log"
-            current = Array("CAIRNWAL".utf8)
-            append32(&current, 1)
-            append32(&current, 0)
-            append64(&current, firstVersion)
-            append32(&current, crc32c(current) ^ (badCRC ? 1 : 0))
-            append32(&current, 0)
+        func finishSegment(cut: Bool) {
+            guard !name.isEmpty else { return }
+            let capacity = (32 + current.count + 24 + 1023) / 1024 * 1024
+            var file = Array("CAIRNWAL".utf8)
+            append32(&file, 2)
+            append32(&file, UInt32(capacity / 1024))
+            append64(&file, firstVersion)
+            append32(&file, crc32c(file) ^ (badHeader ? 1 : 0))
+            append32(&file, 0)
+            file += current
+            if !cut { file += [UInt8](repeating: 0, count: capacity - file.count) }
+            segments.append((name, file))
+        }
+        func startSegment(at first: UInt64, badCRC: Bool) {
+            finishSegment(cut: false)
+            name = String(first).leftPadded(20) + ".log"
+            firstVersion = first
+            badHeader = badCRC
+            current = []
         }
         while input.count - offset >= 5 {
             let flags = input[offset]
@@ -119,21 +136,30 @@ enum SegmentFuzzing {
             let body = Array(input[(offset + 5)..<(offset + 5 + length)])
             offset += 5 + length
             version = UInt64(max(1, Int64(version) + 1 + (versionDelta == -128 ? 0 : versionDelta % 4)))
-            if name.isEmpty || flags & 2 != 0 { startSegment(firstVersion: version, badCRC: flags & 4 != 0) }
+            if name.isEmpty || flags & 2 != 0 { startSegment(at: version, badCRC: flags & 4 != 0) }
             let payload = flags & 16 != 0 ? encodedOperations(body) : body
-            var record: [UInt8] = []
-            append32(&record, 0)
-            append32(&record, UInt32(payload.count))
-            append64(&record, version)
-            append64(&record, UInt64(max(0, Int64(version) - 1 + durableDelta % 3)))
-            record += payload
-            let crc = record[4...].withUnsafeBytes { crc32c($0) } ^ (flags & 1 != 0 ? 0x10 : 0)
-            for index in 0..<4 { record[index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
-            if flags & 8 != 0 { record.removeLast(record.count / 2) }
-            current += record
+            current += record(version: version, durable: UInt64(max(0, Int64(version) - 1 + durableDelta % 3)),
+                              payload: payload, badCRC: flags & 1 != 0, torn: flags & 8 != 0)
+            if flags & 32 != 0 {
+                // A seal: a record of length 0 naming the next segment's first version.
+                current += record(version: version + 1, durable: version, payload: [], badCRC: false, torn: false)
+            }
         }
-        if !name.isEmpty { segments.append((name, current)) }
+        finishSegment(cut: input[0] & 2 != 0)
         return segments
+    }
+
+    static func record(version: UInt64, durable: UInt64, payload: [UInt8], badCRC: Bool, torn: Bool) -> [UInt8] {
+        var record: [UInt8] = []
+        append32(&record, 0)
+        append32(&record, UInt32(payload.count))
+        append64(&record, version)
+        append64(&record, durable)
+        record += payload
+        let crc = record[4...].withUnsafeBytes { crc32c($0) } ^ (badCRC ? 0x10 : 0)
+        for index in 0..<4 { record[index] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(index))) }
+        if torn { record.removeLast(record.count / 2) }
+        return record
     }
 
     /// A valid payload from a description: each operation takes a kind, a table choice, a
