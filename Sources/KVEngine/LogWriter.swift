@@ -115,9 +115,11 @@ struct LogWriter {
         for commit in commits {
             LogRecordCodec.encode(commit, durableVersion: durableVersion, into: &buffer)
         }
-        // Zeros ahead of the records, in the same write (see `zeroFillAhead`).
+        // Zeros ahead of the records, in the same write (see `zeroFillAhead`), for appends
+        // small enough that the zeros serve many later ones; a large append allocates its
+        // own blocks anyway, and zeros after it would double what it writes and syncs.
         let recordsEnd = offset + buffer.bytes.count
-        if recordsEnd > activeZeroedThrough {
+        if recordsEnd > activeZeroedThrough && buffer.bytes.count < LogWriter.zeroFillAhead / 16 {
             let fillEnd = min(activeCapacity, recordsEnd + LogWriter.zeroFillAhead)
             buffer.bytes.append(contentsOf: [UInt8](repeating: 0, count: fillEnd - recordsEnd))
         }
