@@ -67,7 +67,10 @@ public final class Store: Sendable {
         public var maxReaders: Int = 1024
         /// The most tables. Default 256.
         public var maxTables: Int = 256
-        /// A log segment is sealed and a new one started past this size. Default 64 MiB.
+        /// The size of a log segment file (rounded up to a KiB; larger when one append needs
+        /// more). Each segment is created at this size as a sparse file: only what has been
+        /// written, plus up to 1 MiB of zeros ahead, takes disk space. When an append does
+        /// not fit, a new segment is started and the old one sealed. Default 64 MiB.
         public var segmentSize: Int = 64 << 20
         /// The overlay's soft bound: once this many bytes are committed but not yet applied
         /// to LMDB, new commits wait for the applier. Default 256 MiB. A group already past
