@@ -51,9 +51,14 @@ struct LogWriter {
         self.activeZeroedThrough = LogFormat.segmentHeaderSize
         if let unsealed, unsealed.name != LogFormat.segmentName(firstVersion: nextVersion),
            unsealed.size + LogFormat.sealSize <= unsealed.capacity {
-            let file = try fileSystem.open(directory + "/" + unsealed.name, create: false)
-            defer { file.close() }
-            try LogWriter.writeSeal(file, at: unsealed.size, nextVersion: nextVersion, durableVersion: durableVersion)
+            do throws(KVError) {
+                let file = try fileSystem.open(directory + "/" + unsealed.name, create: false)
+                defer { file.close() }
+                try LogWriter.writeSeal(file, at: unsealed.size, nextVersion: nextVersion, durableVersion: durableVersion)
+            } catch {
+                active.close()
+                throw error
+            }
             if let index = segments.firstIndex(where: { $0.name == unsealed.name }) {
                 segments[index].size += LogFormat.sealSize
             }
@@ -111,7 +116,8 @@ struct LogWriter {
         }
         let offset = segments[segments.count - 1].size
         buffer.bytes.removeAll(keepingCapacity: true)
-        buffer.bytes.reserveCapacity(needed + LogWriter.zeroFillAhead)
+        let fillsAhead = needed < LogWriter.zeroFillAhead / 16
+        buffer.bytes.reserveCapacity(needed + (fillsAhead ? LogWriter.zeroFillAhead : 0))
         for commit in commits {
             LogRecordCodec.encode(commit, durableVersion: durableVersion, into: &buffer)
         }
@@ -119,7 +125,7 @@ struct LogWriter {
         // small enough that the zeros serve many later ones; a large append allocates its
         // own blocks anyway, and zeros after it would double what it writes and syncs.
         let recordsEnd = offset + buffer.bytes.count
-        if recordsEnd > activeZeroedThrough && buffer.bytes.count < LogWriter.zeroFillAhead / 16 {
+        if recordsEnd > activeZeroedThrough && fillsAhead {
             let fillEnd = min(activeCapacity, recordsEnd + LogWriter.zeroFillAhead)
             buffer.bytes.append(contentsOf: [UInt8](repeating: 0, count: fillEnd - recordsEnd))
         }

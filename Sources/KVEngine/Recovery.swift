@@ -191,19 +191,22 @@ struct LogScanner {
             if truncated {
                 damage = "truncated: \(fileSize) bytes, but its header says \(capacity)" + (damage.map { "; \($0)" } ?? "")
             }
+            /// A newest segment that ends in a seal lost its successor: the seal went to disk
+            /// only after the successor had been created durably.
+            func checkSuccessor() throws(KVError) {
+                guard isLast && sealed else { return }
+                let missing = directory + "/" + LogFormat.segmentName(firstVersion: expected!)
+                let reason = "missing: \(segment.name) is sealed, so this segment existed; the commits from version \(expected!) on that it held are lost"
+                guard mode == .recoverToLastGoodRecord else {
+                    throw KVError.corruptLog(file: missing, offset: 0, reason: reason)
+                }
+                report.corruptionCut = LogCut(file: missing, offset: 0, bytesDropped: 0, reason: reason)
+            }
             guard let damage else {
                 kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset,
                                        capacity: capacity, sealed: sealed))
                 index += 1
-                if isLast && sealed {
-                    // The seal went to disk only after its successor had been created durably.
-                    let missing = directory + "/" + LogFormat.segmentName(firstVersion: expected!)
-                    let reason = "missing: \(segment.name) is sealed, so this segment existed; the commits from version \(expected!) on that it held are lost"
-                    guard mode == .recoverToLastGoodRecord else {
-                        throw KVError.corruptLog(file: missing, offset: 0, reason: reason)
-                    }
-                    report.corruptionCut = LogCut(file: missing, offset: 0, bytesDropped: 0, reason: reason)
-                }
+                try checkSuccessor()
                 continue
             }
             let dataEnd = bytes.withUnsafeBytes { LogRecordReader.endOfNonZero($0, from: offset, to: scanned) }
@@ -224,9 +227,12 @@ struct LogScanner {
                 LogScanner.laterRecordVouches(UnsafeRawBufferPointer(rebasing: $0[0..<max(dataEnd, offset)]), after: offset, for: expected!)
             }
             if isLast && !vouched && !truncated {
+                // (Junk after a seal is cut the same way; the lost successor is reported too.)
+                try checkSuccessor()
                 try cutHere()
                 report.tornTail = cut
-                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset, capacity: capacity))
+                kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset,
+                                       capacity: capacity, sealed: sealed))
                 break scanning
             }
             if !isLast, segments[index + 1].firstVersion - 1 <= appliedVersion || segments[index + 1].firstVersion == expected! {
@@ -235,7 +241,7 @@ struct LogScanner {
                 // applied segment is left alone; it is retired next.
                 if segments[index + 1].firstVersion == expected! {
                     try cutHere()
-                    if repair && offset + LogFormat.sealSize <= capacity {
+                    if repair && !sealed && offset + LogFormat.sealSize <= capacity {
                         try LogWriter.writeSeal(file, at: offset, nextVersion: expected!, durableVersion: expected! - 1)
                     }
                 }

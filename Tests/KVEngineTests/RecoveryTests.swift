@@ -252,4 +252,68 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
             #expect(segments <= 2)
         }
     }
+
+    /// Commits across several 1 KiB segments with the applier idle, then crashes.
+    func crashedStoreOfSeveralSegments(_ directory: TemporaryDirectory) throws -> (options: Store.Options, segments: [String]) {
+        var options = lazyOptions()
+        options.segmentSize = 1024
+        let store = try Store(directory: directory.path, options: options)
+        for index in 0..<30 { try store.put("k\(index)", String(repeating: "v", count: 100)) }
+        store.simulateCrash()
+        let wal = directory.path + "/wal"
+        let names = try PosixFileSystem().contentsOfDirectory(wal).sorted().map { wal + "/" + $0 }
+        try #require(names.count >= 3)
+        return (options, names)
+    }
+
+    /// Where a segment's seal starts (it follows the last record).
+    func sealOffset(_ segment: [UInt8]) throws -> Int {
+        let offset = recordsEnd(segment) - LogFormat.sealSize
+        let isSeal = segment.withUnsafeBytes { raw in
+            if case .seal = LogRecordReader.read(raw, at: offset) { return true } else { return false }
+        }
+        try #require(isSeal, "no seal at \(offset)")
+        return offset
+    }
+
+    /// A crash while sealing leaves a torn seal in a segment whose successor exists: nothing
+    /// is lost, recovery says so, and writes a good seal in its place.
+    @Test func aTornSealIsHarmlessAndRewritten() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (options, segments) = try crashedStoreOfSeveralSegments(directory)
+        let path = segments[segments.count - 2]
+        var segment = try readFile(path)
+        let seal = try sealOffset(segment)
+        segment[seal + 9] ^= 0x5A
+        try writeFile(path, segment)
+        let store = try Store(directory: directory.path, options: options)
+        #expect(store.recoveryReport.harmlessDamage.count == 1, "\(store.recoveryReport)")
+        #expect(store.recoveryReport.tornTail == nil && store.recoveryReport.corruptionCut == nil)
+        #expect(try store.string("k29") == String(repeating: "v", count: 100))
+        store.close()
+        let check = try Store.check(directory: directory.path)
+        #expect(check.isSound, "\(check.problems)")
+    }
+
+    /// The newest segment deleted and junk written after its predecessor's seal: the junk is
+    /// a torn tail, but the seal still proves a segment is missing.
+    @Test func junkAfterASealDoesNotHideAMissingSuccessor() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (options, segments) = try crashedStoreOfSeveralSegments(directory)
+        try PosixFileSystem().remove(segments.last!)
+        let path = segments[segments.count - 2]
+        var segment = try readFile(path)
+        let end = try sealOffset(segment) + LogFormat.sealSize
+        for index in end..<(end + 10) { segment[index] = 0xEE }
+        try writeFile(path, segment)
+        #expect(throws: KVError.self) { _ = try Store(directory: directory.path, options: options) }
+        var recovering = options
+        recovering.recovery = .recoverToLastGoodRecord
+        let store = try Store(directory: directory.path, options: recovering)
+        defer { store.close() }
+        #expect(store.recoveryReport.corruptionCut?.reason.hasPrefix("missing") == true, "\(store.recoveryReport)")
+        #expect(store.recoveryReport.tornTail != nil)
+    }
 }
