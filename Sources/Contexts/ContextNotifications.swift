@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import KVEngine
 
 // The notifications of a context, with Core Data's names as far as they fit. They carry object
 // IDs (Sendable), never objects: objects stay on their context's queue.
@@ -331,7 +331,7 @@ enum ContextEvent: Sendable {
 /// The AsyncSequence subscribers of one context: each stream registers how to yield an event
 /// and how to finish; the stream's termination removes it.
 ///
-/// `Sendable`: its only state is a Mutex.
+/// `Sendable`: its only state is behind a lock.
 final class ContextEventStreams: Sendable {
     private struct Subscriber {
         let yield: @Sendable (ContextEvent) -> Void
@@ -344,7 +344,7 @@ final class ContextEventStreams: Sendable {
         var finished = false
     }
 
-    private let state = Mutex(State())
+    private let state = ConditionLock(State())
 
     /// A new stream of the events `pick` selects.
     func stream<Element: Sendable>(_ pick: @escaping @Sendable (ContextEvent) -> Element?) -> AsyncStream<Element> {

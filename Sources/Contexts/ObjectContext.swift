@@ -21,7 +21,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable`: every mutable stored property is touched only on `queue` (enforced by
 /// `checkQueue()`), except `policy`, `automaticMerging`, `children` and `eventStreams`, which are
-/// Mutexes, and `runningThread`, which is atomic.
+/// locks (`ConditionLock`, a pthread mutex: ThreadSanitizer sees it, and on this toolchain it
+/// does not see `Synchronization.Mutex`), and `runningThread`, which is atomic.
 public final class ObjectContext: @unchecked Sendable {
     /// Which queue a context runs on.
     ///
@@ -69,8 +70,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// means "running on this context's queue".
     let queueKey = DispatchSpecificKey<Bool>()
     let core: StorageCore
-    private let policy: Mutex<any MergePolicy>
-    private let automaticMerging = Mutex<Bool>(false)
+    private let policy: ConditionLock<any MergePolicy>
+    private let automaticMerging = ConditionLock<Bool>(false)
 
     /// The context this one saves into, or nil for a root context (which saves to the store).
     ///
@@ -81,7 +82,7 @@ public final class ObjectContext: @unchecked Sendable {
     public let parent: ObjectContext?
 
     /// Child contexts, held weakly: their automatic merges follow this context's saves.
-    let children = Mutex<[WeakContext]>([])
+    let children = ConditionLock<[WeakContext]>([])
     /// The AsyncSequence subscribers of this context's notifications.
     let eventStreams = ContextEventStreams()
     /// The thread running a block of this context's queue now, 0 when none: the fast path of
@@ -115,7 +116,7 @@ public final class ObjectContext: @unchecked Sendable {
         self.core = core
         self.parent = parent
         checksQueueAccess = core.options.checksQueueAccess
-        policy = Mutex(ErrorMergePolicy())
+        policy = ConditionLock(ErrorMergePolicy())
         switch concurrencyType {
         case .privateQueue:
             queue = DispatchQueue(label: "cairn.context.\(name)")

@@ -1,7 +1,6 @@
 import Dispatch
 import KVEngine
 import Policies
-import Synchronization
 
 /// Opens a Cairn store with a schema and hands out object contexts: Cairn's
 /// `NSPersistentContainer`.
@@ -165,7 +164,7 @@ public final class ObjectStore: Sendable {
         store.close()
     }
 
-    private static let contextCounter = Mutex<Int>(0)
+    private static let contextCounter = ConditionLock<Int>(0)
 
     static func nextContextNumber() -> Int {
         contextCounter.withLock { count in

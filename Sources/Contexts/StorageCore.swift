@@ -15,19 +15,19 @@ import Synchronization
 /// What every context of one ObjectStore shares: the engine, the schema, the options, and the
 /// primary-key allocator.
 ///
-/// `Sendable`: every stored property is immutable or a Mutex.
+/// `Sendable`: every stored property is immutable or behind a lock.
 final class StorageCore: Sendable {
     let store: Store
     let schema: Schema
     let options: ObjectStore.Options
     /// Serialises key allocation in this process, so contexts do not race on the sequence
     /// record (the commit is still conditional, which guards other ObjectStores on the Store).
-    let allocationLock = Mutex<Void>(())
+    let allocationLock = ConditionLock<Void>(())
     /// Every root context of this object store, held weakly: a root's save is merged
     /// automatically into the others that ask for it.
-    let rootContexts = Mutex<[WeakContext]>([])
+    let rootContexts = ConditionLock<[WeakContext]>([])
     /// The open pinned query generations: version and when each was pinned, by generation.
-    let pinnedGenerations = Mutex<[ObjectIdentifier: PinnedGenerationInfo]>([:])
+    let pinnedGenerations = ConditionLock<[ObjectIdentifier: PinnedGenerationInfo]>([:])
 
     static let sequenceTable = "meta:sequences"
 
