@@ -34,34 +34,31 @@ struct LogWriter {
     static let zeroFillAhead = 1 << 20
 
     /// Starts a fresh active segment whose first record will be `nextVersion`, keeping
-    /// `retained` (older segments still to be retired). `unsealed` is the newest retained
-    /// segment when it has no seal: it gets one, now that a successor exists.
+    /// `retained` (older segments still to be retired, as recovery left them). The newest of
+    /// them gets a seal if it has none, now that a successor exists.
     init(fileSystem: any FileSystem, directory: String, segmentLimit: Int, nextVersion: UInt64,
-         retained: [(firstVersion: UInt64, name: String, size: Int)],
-         unsealed: (name: String, size: Int, capacity: Int)? = nil) throws(KVError) {
+         retained: [LogSegment]) throws(KVError) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentLimit = segmentLimit
         self.writtenVersion = nextVersion - 1
         self.durableVersion = nextVersion - 1
-        self.segments = retained.filter { $0.firstVersion != nextVersion }
+        self.segments = retained.filter { $0.firstVersion != nextVersion }.map { ($0.firstVersion, $0.name, $0.size) }
         let capacity = LogWriter.capacity(needing: 0, limit: segmentLimit)
         self.active = try LogWriter.createSegment(fileSystem, directory, firstVersion: nextVersion, capacity: capacity)
         self.activeCapacity = capacity
         self.activeZeroedThrough = LogFormat.segmentHeaderSize
-        if let unsealed, unsealed.name != LogFormat.segmentName(firstVersion: nextVersion),
-           unsealed.size + LogFormat.sealSize <= unsealed.capacity {
+        if let newest = retained.last, !newest.sealed, newest.firstVersion != nextVersion,
+           newest.size + LogFormat.sealSize <= newest.capacity {
             do throws(KVError) {
-                let file = try fileSystem.open(directory + "/" + unsealed.name, create: false)
+                let file = try fileSystem.open(directory + "/" + newest.name, create: false)
                 defer { file.close() }
-                try LogWriter.writeSeal(file, at: unsealed.size, nextVersion: nextVersion, durableVersion: durableVersion)
+                try LogWriter.writeSeal(file, at: newest.size, nextVersion: nextVersion, durableVersion: durableVersion)
             } catch {
                 active.close()
                 throw error
             }
-            if let index = segments.firstIndex(where: { $0.name == unsealed.name }) {
-                segments[index].size += LogFormat.sealSize
-            }
+            segments[segments.count - 1].size += LogFormat.sealSize
         }
         segments.append((nextVersion, LogFormat.segmentName(firstVersion: nextVersion), LogFormat.segmentHeaderSize))
     }

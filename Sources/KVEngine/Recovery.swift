@@ -116,20 +116,20 @@ struct LogScanner {
             // The WAL rule holds in recovery too: after a process crash the page cache may
             // hold records that were never synced; they go to LMDB only once they are on disk.
             if repair && bytes.count > LogFormat.segmentHeaderSize { try file.sync() }
-            let header = try? bytes.withBytes { (raw) throws(KVError) in try LogRecordReader.readSegmentHeader(raw, file: path) }
+            let header = Result { () throws(KVError) in
+                try bytes.withBytes { (raw) throws(KVError) in try LogRecordReader.readSegmentHeader(raw, file: path) }
+            }
             // A newest segment without records that is not whole is a creation (or growth)
             // the crash interrupted: nothing was in it.
             let holdsNothing = bytes.withUnsafeBytes {
                 LogRecordReader.firstNonZero($0, from: LogFormat.segmentHeaderSize, to: $0.count) == nil
             }
-            if isLast, holdsNothing, header == nil || header!.capacity != fileSize {
+            if isLast, holdsNothing, (try? header.get())?.capacity != fileSize {
                 if repair { try fileSystem.remove(path); try fileSystem.syncDirectory(directory) }
                 report.removedSegments.append(segment.name)
                 break
             }
-            let (headerVersion, capacity) = try bytes.withBytes { (raw) throws(KVError) in
-                try LogRecordReader.readSegmentHeader(raw, file: path)
-            }
+            let (headerVersion, capacity) = try header.get()
             guard headerVersion == segment.firstVersion else {
                 throw KVError.corruptLog(file: path, offset: 16,
                     reason: "header says first version \(headerVersion), file name says \(segment.firstVersion)")

@@ -99,8 +99,9 @@ final class StoreCore: @unchecked Sendable {
         -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
     {
         _ = try env.clearStaleReaders()
-        // Subsumed by the verifier when it runs; the one guard against SIGBUS when it does not.
-        try env.checkFileLength()
+        // The verifier checks the length with everything else; without it, this is the one
+        // guard against SIGBUS.
+        if !options.verifyDataFile { try env.checkFileLength() }
         let opened = try openTables(env)
         var tables = opened.tables
         var applied = opened.applied
@@ -141,11 +142,9 @@ final class StoreCore: @unchecked Sendable {
         report.replayedBytes = replayedBytes
         report.lastVersion = lastVersion
 
-        let newest = segments.last.flatMap { $0.sealed ? nil : (name: $0.name, size: $0.size, capacity: $0.capacity) }
         var writer = try LogWriter(
             fileSystem: fileSystem, directory: walDirectory, segmentLimit: options.segmentSize,
-            nextVersion: lastVersion + 1, retained: segments.map { ($0.firstVersion, $0.name, $0.size) },
-            unsealed: newest)
+            nextVersion: lastVersion + 1, retained: segments)
         _ = try writer.retire(appliedThrough: applied)
         segments.removeAll()
         if !opened.logStarted {
