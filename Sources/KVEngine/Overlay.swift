@@ -121,7 +121,10 @@ struct OverlayState {
     /// Adds acknowledged commits.
     mutating func publish(_ commits: [LoggedCommit]) {
         let added = commits.reduce(0) { $0 + $1.operations.count }
-        if added > 1024 { entries.reserveCapacity(entries.count + added) }
+        // Room for a large batch of new keys at once, not by repeated doubling. Not
+        // `count + added`: a batch that rewrites keys already here (a save of fetched
+        // objects) would rehash the whole table into room it never uses.
+        if added > 1024 { entries.reserveCapacity(max(entries.count, added)) }
         var lastTable: String? = nil
         for commit in commits {
             for operation in commit.operations {

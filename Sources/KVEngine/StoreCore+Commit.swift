@@ -124,18 +124,21 @@ extension StoreCore {
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
             var accepted: [(member: CommitWaiter, info: CommitInfo)] = []
-            for member in group {
-                do {
-                    let outcome = try evaluate(member.batch, view: view, group: &groupVersions, knownTables: &knownTables)
-                    if outcome.operations.isEmpty {
-                        accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
-                        continue
+            try view.withStateReader { (reader) throws(KVError) in
+                for member in group {
+                    do throws(KVError) {
+                        let outcome = try evaluate(member.batch, reader: &reader, viewVersion: view.version,
+                                                   group: &groupVersions, knownTables: &knownTables)
+                        if outcome.operations.isEmpty {
+                            accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
+                            continue
+                        }
+                        commits.append(LoggedCommit(version: nextVersion, operations: outcome.operations))
+                        accepted.append((member, CommitInfo(version: nextVersion, recordVersions: outcome.versions)))
+                        nextVersion += 1
+                    } catch {
+                        member.result = .failure(error)
                     }
-                    commits.append(LoggedCommit(version: nextVersion, operations: outcome.operations))
-                    accepted.append((member, CommitInfo(version: nextVersion, recordVersions: outcome.versions)))
-                    nextVersion += 1
-                } catch {
-                    member.result = .failure(error)
                 }
             }
             if !commits.isEmpty {
@@ -160,8 +163,8 @@ extension StoreCore {
 
     /// Checks a batch's conditions against the latest state plus the group's earlier
     /// commits; returns the operations to log and each operation's resulting version.
-    private func evaluate(_ batch: WriteBatch, view: Snapshot, group: inout [TableKey: RecordState],
-                          knownTables: inout Set<String>) throws(KVError)
+    private func evaluate(_ batch: WriteBatch, reader: inout StateReader, viewVersion: UInt64,
+                          group: inout [TableKey: RecordState], knownTables: inout Set<String>) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64])
     {
         var local: [TableKey: RecordState] = [:]
@@ -182,14 +185,14 @@ extension StoreCore {
                     slot = known
                 } else {
                     do {
-                        slot = try view.recordState(of: operation.key, in: operation.table)
+                        slot = try reader.recordState(of: operation.key, in: operation.table)
                     } catch KVError.corruptRecord(let table, let key, let reason) {
                         // A record that fails its checksum can still be replaced or deleted
                         // without a condition (nothing to compare), so it can be repaired. No
                         // record version can exceed the commit version, so continuing from it
                         // keeps versions from repeating.
                         switch operation {
-                        case .put(_, _, _, nil), .delete(_, _, nil): slot = .live(view.version)
+                        case .put(_, _, _, nil), .delete(_, _, nil): slot = .live(viewVersion)
                         default: throw KVError.corruptRecord(table: table, key: key, reason: reason)
                         }
                     }

@@ -93,11 +93,18 @@ public struct WriteBatch: Sendable, Equatable {
     /// the batch's log record would be larger than the log accepts.
     func validate(maxKeySize: Int) throws(KVError) {
         var payload = 4
+        // Batches write runs of one table: check a name and count its bytes once per run.
+        var lastTable: String? = nil
+        var tableBytes = 0
         for operation in operations {
-            try Store.validate(table: operation.table)
+            if operation.table != lastTable {
+                try Store.validate(table: operation.table)
+                lastTable = operation.table
+                tableBytes = operation.table.utf8.count
+            }
             try Store.validate(key: operation.key, maxKeySize: maxKeySize)
             // The exact size of the operation in the log payload (see LogFormat.swift).
-            payload += 1 + 1 + operation.table.utf8.count + 2 + operation.key.count + 8
+            payload += 1 + 1 + tableBytes + 2 + operation.key.count + 8
             if case .put(_, _, let value, _) = operation { payload += 4 + value.count }
         }
         if payload > LogFormat.maxPayloadSize {
