@@ -313,12 +313,14 @@ public final class Snapshot: @unchecked Sendable {
             defer { cursor?.close() }
             var stored = try cursor.flatMap { try Self.position($0, lower: lower, upper: upper, reverse: reverse) }
             var overlayIndex = 0
+            // Overlay items are read in place by index: copying one out per step would retain
+            // and release its key and value for every record visited.
             while true {
-                let overlayItem = overlayIndex < overlayItems.count ? overlayItems[overlayIndex] : nil
-                guard stored != nil || overlayItem != nil else { return }
+                let hasOverlayItem = overlayIndex < overlayItems.count
+                guard stored != nil || hasOverlayItem else { return }
                 var order = 0  // < 0: LMDB's key first; > 0: the overlay's; 0: same key
-                if let stored, let overlayItem {
-                    order = Self.compare(stored.key, overlayItem.key)
+                if let stored, hasOverlayItem {
+                    order = Self.compare(stored.key, overlayItems[overlayIndex].key)
                     if reverse { order = -order }
                 } else {
                     order = stored == nil ? 1 : -1
@@ -326,9 +328,10 @@ public final class Snapshot: @unchecked Sendable {
                 if order < 0 {
                     let record = try RecordCodec.decode(key: stored!.key, stored: stored!.data, table: table)
                     if !record.isTombstone, try !body(stored!.key, record.value, record.version) { return }
-                } else if let value = overlayItem!.entry.value {
-                    let keep = try overlayItem!.key.withUnsafeBytes { key in
-                        try value.withUnsafeBytes { try body(key, $0, overlayItem!.entry.recordVersion) }
+                } else if let value = overlayItems[overlayIndex].entry.value {
+                    let recordVersion = overlayItems[overlayIndex].entry.recordVersion
+                    let keep = try overlayItems[overlayIndex].key.withUnsafeBytes { key in
+                        try value.withUnsafeBytes { try body(key, $0, recordVersion) }
                     }
                     if !keep { return }
                 }

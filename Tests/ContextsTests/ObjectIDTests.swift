@@ -42,6 +42,33 @@ struct ObjectIDTests {
         #expect(id.description == id.uriString)
     }
 
+    @Test("IDs as Set members and Dictionary keys: equal IDs meet, different entities or keys stay apart")
+    func idsAsHashedKeys() throws {
+        var ids: [ObjectID] = []
+        for key in UInt64(0)..<2_000 {
+            ids.append(ObjectID(entityName: "Person", primaryKey: key))
+            ids.append(ObjectID(entityName: "Account", primaryKey: key))  // same key, other entity
+        }
+        try withTestStore { store in
+            let context = store.context("A")
+            context.performAndWait {
+                for _ in 0..<500 { ids.append(context.insert(entity: "Person").objectID) }
+            }
+        }
+        var byID: [ObjectID: Int] = [:]
+        for (index, id) in ids.enumerated() { byID[id] = index }
+        #expect(byID.count == ids.count)
+        #expect(Set(ids).count == ids.count)
+        for (index, id) in ids.enumerated() {
+            // A copy rebuilt from its URI is a different value that must find the same slot.
+            let rebuilt = ObjectID(uriString: id.uriString)!
+            #expect(byID[rebuilt] == index)
+        }
+        #expect(byID[ObjectID(entityName: "Tag", primaryKey: 1)] == nil)
+        #expect(Set(ids).contains(ObjectID(entityName: "Account", primaryKey: 1_999)))
+        #expect(!Set(ids).contains(ObjectID(entityName: "Account", primaryKey: 2_000)))
+    }
+
     @Test("temporary URI round trip")
     func temporaryURI() throws {
         try withTestStore { store in
