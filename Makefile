@@ -27,9 +27,10 @@ demo: deps
 	.build/release/cairn demo
 
 # The benchmark compares Cairn with raw LMDB and SQLite in one run; see Docs/Benchmarks.md.
+# The results alone (progress goes to stderr) also land in .build/bench.txt, to paste there.
 bench: deps
 	$(SWIFT) build -c release --product cairn-bench
-	.build/release/cairn-bench --json .build/bench.json --svg Docs/commits-by-writers.svg
+	bash -o pipefail -c '.build/release/cairn-bench --json .build/bench.json --svg Docs/commits-by-writers.svg | tee .build/bench.txt'
 
 clean:
 	rm -rf .build
