@@ -61,7 +61,7 @@ enum RecordState: Equatable {
 /// }
 /// ```
 ///
-/// `@unchecked Sendable`: the LMDB transaction, `lastTable` and `expiry` are used only
+/// `@unchecked Sendable`: the LMDB transaction, `tableHandles` and `expiry` are used only
 /// under `transaction`'s lock; every other stored property is immutable.
 public final class Snapshot: @unchecked Sendable {
     /// The commit version this snapshot reads at.
@@ -71,9 +71,8 @@ public final class Snapshot: @unchecked Sendable {
     let core: StoreCore
     let tables: [String: MDB_dbi]
     private let transaction: ConditionLock<LMDBTransaction?>
-    /// The last table read and its handle: most readers read one table, and comparing a
-    /// name is cheaper than hashing it. Under `transaction`'s lock.
-    private var lastTable: (name: String, handle: MDB_dbi?)? = nil
+    /// Table handles, the last one remembered. Under `transaction`'s lock.
+    private var tableHandles: TableHandles
     /// The thread inside `transaction`'s lock, to catch re-entrance (which would deadlock).
     private let owner = Atomic<UInt>(0)
     /// Why the engine ended the transaction (`Options.maxSnapshotAge`/`maxSnapshotLag`), or
@@ -91,6 +90,7 @@ public final class Snapshot: @unchecked Sendable {
         self.floor = floor
         self.version = version
         self.tables = tables
+        self.tableHandles = TableHandles(tables)
         self.transaction = ConditionLock(transaction)
     }
 
@@ -199,14 +199,7 @@ public final class Snapshot: @unchecked Sendable {
                 guard let value = entry.value else { return try body(nil, entry.recordVersion, true) }
                 return try value.withUnsafeBytes { try body($0, entry.recordVersion, false) }
             }
-            let handle: MDB_dbi?
-            if let lastTable, lastTable.name == table {
-                handle = lastTable.handle
-            } else {
-                handle = tables[table]
-                lastTable = (table, handle)
-            }
-            guard let handle else { return try body(nil, 0, false) }
+            guard let handle = tableHandles.handle(of: table) else { return try body(nil, 0, false) }
             try key.withUnsafeBytes { keyBytes in
                 try transaction.withValue(keyBytes, in: handle) { stored in
                     guard let stored else { return try body(nil, 0, false) }
@@ -407,8 +400,7 @@ struct StateReader {
     let overlay: ConditionLock<OverlayState>
     let floor: UInt64
     let version: UInt64
-    let tables: [String: MDB_dbi]
-    private var lastTable: (name: String, handle: MDB_dbi?)? = nil
+    private var tableHandles: TableHandles
 
     init(transaction: LMDBTransaction, overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
          tables: [String: MDB_dbi]) {
@@ -416,7 +408,7 @@ struct StateReader {
         self.overlay = overlay
         self.floor = floor
         self.version = version
-        self.tables = tables
+        self.tableHandles = TableHandles(tables)
     }
 
     /// What the snapshot holds for `key` (already validated): nothing, a live record, or a
@@ -428,14 +420,7 @@ struct StateReader {
                 return entry.value == nil ? .deleted(entry.recordVersion) : .live(entry.recordVersion)
             }
         }
-        let handle: MDB_dbi?
-        if let lastTable, lastTable.name == table {
-            handle = lastTable.handle
-        } else {
-            handle = tables[table]
-            lastTable = (table, handle)
-        }
-        guard let handle else { return .absent }
+        guard let handle = tableHandles.handle(of: table) else { return .absent }
         let transaction = self.transaction
         return try key.withBytes { (keyBytes) throws(KVError) -> RecordState in
             var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
@@ -447,5 +432,22 @@ struct StateReader {
                 key: keyBytes, stored: UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size), table: table)
             return record.isTombstone ? .deleted(record.version) : .live(record.version)
         }
+    }
+}
+
+/// A snapshot's LMDB table handles by name, remembering the last one asked for: most readers
+/// read one table, and comparing a name is cheaper than hashing it.
+struct TableHandles {
+    let tables: [String: MDB_dbi]
+    private var last: (name: String, handle: MDB_dbi?)? = nil
+
+    init(_ tables: [String: MDB_dbi]) { self.tables = tables }
+
+    /// The handle of `table`, nil when LMDB has no such table in this snapshot.
+    mutating func handle(of table: String) -> MDB_dbi? {
+        if let last, last.name == table { return last.handle }
+        let handle = tables[table]
+        last = (table, handle)
+        return handle
     }
 }
