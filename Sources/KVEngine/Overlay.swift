@@ -81,6 +81,9 @@ struct OverlayState {
     var unappliedHead = 0
     /// Bytes held by entries (the overlay's memory, bounded by `Options.overlayLimit`).
     var bytes = 0
+    /// The most `bytes` has been since the store opened, and the most one publish added.
+    var peakBytes = 0
+    var largestPublishBytes = 0
     /// The highest commit version applied to LMDB (durably: LMDB's commits are synced).
     var appliedVersion: UInt64 = 0
     /// The floor of new snapshots: entries at or below it are in LMDB for them.
@@ -126,6 +129,7 @@ struct OverlayState {
         // objects) would rehash the whole table into room it never uses.
         if added > 1024 { entries.reserveCapacity(max(entries.count, added)) }
         var lastTable: String? = nil
+        let bytesBefore = bytes
         for commit in commits {
             for operation in commit.operations {
                 let entry = OverlayEntry(
@@ -147,6 +151,8 @@ struct OverlayState {
             unapplied.append(commit)
         }
         if let last = commits.last { latestVersion = last.version }
+        peakBytes = max(peakBytes, bytes)
+        largestPublishBytes = max(largestPublishBytes, bytes - bytesBefore)
     }
 
     /// The (floor, version] intervals live snapshots may still read from the overlay.

@@ -29,6 +29,20 @@ public struct StoreStats: Sendable, Hashable {
     public var overlayBytes: Int
     /// Commits held in the overlay.
     public var overlayCommits: Int
+    /// The most bytes the overlay has held since the store opened. It stays at or below
+    /// ``overlayLimit`` plus ``overlayLargestGroupBytes`` while no snapshot keeps applied
+    /// entries alive: commits wait at the bound, and a group already past the check adds
+    /// its own bytes.
+    ///
+    /// ```swift
+    /// let stats = try store.stats()
+    /// print("overlay peak \(stats.overlayPeakBytes >> 20) MiB of \(stats.overlayLimit >> 20) MiB")
+    /// ```
+    public var overlayPeakBytes: Int
+    /// The bytes the largest single commit group added to the overlay since open.
+    public var overlayLargestGroupBytes: Int
+    /// The overlay's bound, `Store.Options.overlayLimit`.
+    public var overlayLimit: Int
     /// Snapshots open now (pinned query generations among them).
     public var openSnapshots: Int
     /// The commit version of the oldest open snapshot; it keeps older LMDB pages alive.
@@ -57,7 +71,7 @@ extension StoreCore {
             let oldest = state.liveSnapshots.values.min { $0.version < $1.version }
             return (state.latestVersion, state.appliedVersion, state.bytes, state.unappliedCount,
                     state.liveSnapshots.count, oldest?.version, oldest.map { now - $0.openedAt }, state.tableHandles,
-                    state.expiredSnapshots)
+                    state.expiredSnapshots, (peak: state.peakBytes, largestGroup: state.largestPublishBytes))
         }
         var counts: [String: Int] = [:]
         let snapshot = try makeSnapshot()
@@ -71,6 +85,8 @@ extension StoreCore {
             commitVersion: overlayFigures.0, appliedVersion: overlayFigures.1, durableVersion: logFigures.0,
             logBytes: logFigures.1, logSegments: logFigures.2, lmdbFileBytes: fileBytes, mapSize: env.info.mapSize,
             recordsPerTable: counts, overlayBytes: overlayFigures.2, overlayCommits: overlayFigures.3,
+            overlayPeakBytes: overlayFigures.9.peak, overlayLargestGroupBytes: overlayFigures.9.largestGroup,
+            overlayLimit: options.overlayLimit,
             openSnapshots: overlayFigures.4, oldestSnapshotVersion: overlayFigures.5,
             oldestSnapshotAge: overlayFigures.6, expiredSnapshots: overlayFigures.8, logSyncs: logFigures.3, logAppends: logFigures.4)
     }

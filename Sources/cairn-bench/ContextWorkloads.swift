@@ -77,7 +77,7 @@ enum ContextWorkloads {
                         try context.save()
                     }
                 }
-                return Measurement(operations: count, seconds: seconds)
+                return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(objects.store))
             })]
         for synchronous in ["FULL", "NORMAL"] {
             let sqlite = Slot<(SQLitePeer, String)>()
@@ -128,7 +128,7 @@ enum ContextWorkloads {
                     }
                 }
                 guard total == Int64(count) * Int64(count - 1) / 2 else { throw BenchError(description: "cairn fetch sum \(total)") }
-                return Measurement(operations: count, seconds: seconds)
+                return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(objects.store))
             }),
             Contender(system: "sqlite", run: { _ in
                 var total: Int64 = 0
@@ -190,7 +190,8 @@ enum ContextWorkloads {
                     guard conflicts == (policy == nil ? 0 : count) else {
                         throw BenchError(description: "\(name): \(conflicts) conflicts")
                     }
-                    return Measurement(operations: count, seconds: seconds, extra: ["conflicts": Double(conflicts)])
+                    return Measurement(operations: count, seconds: seconds, extra: ["conflicts": Double(conflicts)],
+                                       overlay: try OverlayFigures(objects.store))
                 })
         }
     }

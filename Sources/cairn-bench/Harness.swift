@@ -1,10 +1,13 @@
 import Foundation
+import KVEngine
 
 /// One timed run of one system: how many operations, how long, and extra figures.
 struct Measurement {
     var operations: Int
     var seconds: Double
     var extra: [String: Double] = [:]
+    /// Cairn's overlay during the run (nil for peers).
+    var overlay: OverlayFigures? = nil
 
     var operationsPerSecond: Double { seconds > 0 ? Double(operations) / seconds : 0 }
 }
@@ -26,6 +29,8 @@ struct WorkloadResult: Codable {
     var systems: [SystemResult]
     var ratios: [String: Double]
     var peakRSSMegabytes: Double
+    /// Cairn's overlay over every round: the most it held against its bound.
+    var overlay: OverlayFigures?
     var notes: [String]
 
     struct SystemResult: Codable {
@@ -54,6 +59,47 @@ func timed(_ body: () throws -> Void) rethrows -> Double {
     let start = now()
     try body()
     return now() - start
+}
+
+/// How full Cairn's overlay got (committed, not yet applied to LMDB) against its bound,
+/// from `Store.stats()` at the end of a run.
+struct OverlayFigures: Codable {
+    var peakBytes: Int
+    var largestGroupBytes: Int
+    var limitBytes: Int
+    /// Commits wait at `limitBytes`; a group already past that check may add its own bytes.
+    var withinBound: Bool
+
+    init(_ store: Store) throws {
+        let stats = try store.stats()
+        self.init(peakBytes: stats.overlayPeakBytes, largestGroupBytes: stats.overlayLargestGroupBytes,
+                  limitBytes: stats.overlayLimit)
+    }
+
+    init(peakBytes: Int, largestGroupBytes: Int, limitBytes: Int) {
+        self.peakBytes = peakBytes
+        self.largestGroupBytes = largestGroupBytes
+        self.limitBytes = limitBytes
+        withinBound = peakBytes <= limitBytes + largestGroupBytes
+    }
+
+    /// Both runs' figures: any run over its bound makes the whole over it.
+    func merged(with other: OverlayFigures?) -> OverlayFigures {
+        guard let other else { return self }
+        var merged = OverlayFigures(peakBytes: max(peakBytes, other.peakBytes),
+                                    largestGroupBytes: max(largestGroupBytes, other.largestGroupBytes),
+                                    limitBytes: max(limitBytes, other.limitBytes))
+        merged.withinBound = withinBound && other.withinBound
+        return merged
+    }
+
+    var summary: String {
+        let size = { (bytes: Int) -> String in
+            if bytes < 1 << 20 { return "\((bytes + 1023) >> 10) KiB" }
+            return String(format: bytes < 10 << 20 ? "%.1f MiB" : "%.0f MiB", Double(bytes) / Double(1 << 20))
+        }
+        return "overlay peak \(size(peakBytes)) of \(size(limitBytes))" + (withinBound ? "" : ", OVER ITS BOUND")
+    }
 }
 
 /// Peak resident memory since the last reset, in MiB (Linux's VmHWM).
@@ -98,6 +144,10 @@ func runWorkload(name: String, unit: String, rounds: Int, contenders: [Contender
         systems.append(.init(system: contender.system, median: median(rates), minimum: rates.min() ?? 0,
                              maximum: rates.max() ?? 0, extra: extra))
     }
+    var overlay: OverlayFigures? = nil
+    for measurement in samples.values.joined() {
+        if let figures = measurement.overlay { overlay = figures.merged(with: overlay) }
+    }
     var ratios: [String: Double] = [:]
     if let cairn = systems.first(where: { $0.system.hasPrefix("cairn") }) {
         for peer in systems where !peer.system.hasPrefix("cairn") && peer.median > 0 {
@@ -105,11 +155,12 @@ func runWorkload(name: String, unit: String, rounds: Int, contenders: [Contender
         }
     }
     return WorkloadResult(name: name, unit: unit, rounds: rounds, systems: systems, ratios: ratios,
-                          peakRSSMegabytes: peakRSSMegabytes(), notes: notes)
+                          peakRSSMegabytes: peakRSSMegabytes(), overlay: overlay, notes: notes)
 }
 
 func render(_ result: WorkloadResult) -> String {
-    var lines = ["\(result.name) (\(result.unit), median of \(result.rounds) interleaved rounds; peak RSS \(String(format: "%.0f", result.peakRSSMegabytes)) MiB)"]
+    let overlay = result.overlay.map { "; " + $0.summary } ?? ""
+    var lines = ["\(result.name) (\(result.unit), median of \(result.rounds) interleaved rounds; peak RSS \(String(format: "%.0f", result.peakRSSMegabytes)) MiB\(overlay))"]
     for system in result.systems {
         let name = system.system.padding(toLength: 14, withPad: " ", startingAt: 0)
         var line = "  " + name + String(format: "%12.0f   (min %.0f, max %.0f)", system.median, system.minimum, system.maximum)

@@ -48,10 +48,11 @@ enum KeyValueWorkloads {
                     }
                 }
                 let syncs = try store.stats().logSyncs - before
+                let overlay = try OverlayFigures(store)
                 store.close()
                 removeDirectory(cairn.value!.1)
                 return Measurement(operations: count, seconds: seconds,
-                                   extra: ["fdatasync/commit": Double(syncs) / Double(count)])
+                                   extra: ["fdatasync/commit": Double(syncs) / Double(count)], overlay: overlay)
             }))
         contenders.append(Contender(
             system: "lmdb",
@@ -115,8 +116,10 @@ enum KeyValueWorkloads {
                 commitSeconds = try timed { try store.commit(batch) }
                 try store.flush()  // until LMDB holds it too: the same work as the peers
             }
+            let overlay = try OverlayFigures(store)
             store.close()
-            return Measurement(operations: records, seconds: seconds, extra: ["durable-after-s": commitSeconds])
+            return Measurement(operations: records, seconds: seconds, extra: ["durable-after-s": commitSeconds],
+                               overlay: overlay)
         }))
         contenders.append(Contender(system: "lmdb", run: { _ in
             let directory = scratchDirectory("lmdb-load")
@@ -192,7 +195,7 @@ enum KeyValueWorkloads {
                     }
                 }
                 guard bytes > 0 else { throw BenchError(description: "cairn read nothing") }
-                return Measurement(operations: reads, seconds: seconds)
+                return Measurement(operations: reads, seconds: seconds, overlay: try OverlayFigures(loaded.cairn))
             }),
             Contender(system: "lmdb", run: { _ in
                 let dbi = loaded.lmdb.dbi
@@ -244,7 +247,7 @@ enum KeyValueWorkloads {
                     }
                 }
                 guard count == records else { throw BenchError(description: "cairn scanned \(count)") }
-                return Measurement(operations: count, seconds: seconds)
+                return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(loaded.cairn))
             }),
             Contender(system: "lmdb", run: { _ in
                 var count = 0
@@ -309,15 +312,18 @@ enum KeyValueWorkloads {
             run: { _ in
                 let directory = prepared.value!
                 defer { removeDirectory(directory) }
-                var report = RecoveryReport()
-                let seconds = try timed {
-                    let store = try Store(directory: directory)
-                    report = store.recoveryReport
-                    store.simulateCrash()  // the open is what is measured, not a clean close
-                }
+                var opened: Store? = nil
+                // Recovery applies the log to LMDB in large transactions, not through the
+                // overlay: its figures show the overlay of the reopened store.
+                let seconds = try timed { opened = try Store(directory: directory) }
+                let store = opened!
+                let report = store.recoveryReport
+                let overlay = try OverlayFigures(store)
+                store.simulateCrash()  // the open is what is measured, not a clean close
                 let megabytesReplayed = Double(report.replayedBytes) / Double(1 << 20)
                 return Measurement(operations: Int(megabytesReplayed.rounded()), seconds: seconds,
-                                   extra: ["replayed-MiB": megabytesReplayed, "commits": Double(report.replayedCommits)])
+                                   extra: ["replayed-MiB": megabytesReplayed, "commits": Double(report.replayedCommits)],
+                                   overlay: overlay)
             })]
     }
 }

@@ -81,6 +81,12 @@ do {
     FileHandle.standardError.write(Data("cairn-bench: \(error)\n".utf8))
     exit(3)
 }
+// The overlay's bound is part of what the benchmark shows: a run that broke it fails.
+let overBound = results.filter { $0.overlay?.withinBound == false }.map(\.name)
+if !overBound.isEmpty {
+    FileHandle.standardError.write(Data("cairn-bench: the overlay went over its bound in \(overBound.joined(separator: ", "))\n".utf8))
+    exit(4)
+}
 
 struct BenchReport: Codable {
     var date: String
