@@ -125,28 +125,20 @@ struct LMDBTransaction: @unchecked Sendable {
         return names
     }
 
-    /// Calls `body` with the stored bytes of `key`, or nil; the bytes live only in `body`.
-    @inline(__always)
-    func withValue<Result>(_ key: UnsafeRawBufferPointer, in dbi: MDB_dbi,
-                           _ body: (UnsafeRawBufferPointer?) throws -> Result) throws -> Result {
+    /// The stored bytes of `key`, or nil; they live in LMDB's map, valid until the
+    /// transaction ends or (in a write transaction) the next write.
+    func stored(_ key: UnsafeRawBufferPointer, in dbi: MDB_dbi) throws(KVError) -> UnsafeRawBufferPointer? {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
         let code = mdb_get(handle, dbi, &keyValue, &data)
-        if code == MDB_NOTFOUND { return try body(nil) }
+        if code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_get")
-        return try body(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+        return UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
     }
 
     /// A copy of the stored bytes of `key`, or nil.
     func value(for key: [UInt8], in dbi: MDB_dbi) throws(KVError) -> [UInt8]? {
-        try key.withBytes { (raw) throws(KVError) -> [UInt8]? in
-            var keyValue = MDB_val(mv_size: raw.count, mv_data: UnsafeMutableRawPointer(mutating: raw.baseAddress))
-            var data = MDB_val()
-            let code = mdb_get(handle, dbi, &keyValue, &data)
-            if code == MDB_NOTFOUND { return nil }
-            try check(code, "mdb_get")
-            return Array(UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
-        }
+        try key.withBytes { (raw) throws(KVError) -> [UInt8]? in try stored(raw, in: dbi).map { Array($0) } }
     }
 
     /// Reserves `size` bytes for `key` and lets `fill` write them in place.

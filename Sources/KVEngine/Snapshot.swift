@@ -69,7 +69,6 @@ public final class Snapshot: @unchecked Sendable {
     let floor: UInt64
     let id: Int
     let core: StoreCore
-    let tables: [String: MDB_dbi]
     private let transaction: ConditionLock<LMDBTransaction?>
     /// Table handles, the last one remembered. Under `transaction`'s lock.
     private var tableHandles: TableHandles
@@ -89,7 +88,6 @@ public final class Snapshot: @unchecked Sendable {
         self.id = id
         self.floor = floor
         self.version = version
-        self.tables = tables
         self.tableHandles = TableHandles(tables)
         self.transaction = ConditionLock(transaction)
     }
@@ -193,19 +191,15 @@ public final class Snapshot: @unchecked Sendable {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
         try withTransaction("read") { (transaction) throws in
             guard let transaction else { throw endedError }
-            // Commits not yet applied to LMDB answer from the overlay.
-            if floor < version,
-               let entry = core.overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
+            switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
+                                          floor: floor, version: version, handles: &tableHandles) {
+            case .absent:
+                try body(nil, 0, false)
+            case .overlay(let entry):
                 guard let value = entry.value else { return try body(nil, entry.recordVersion, true) }
-                return try value.withUnsafeBytes { try body($0, entry.recordVersion, false) }
-            }
-            guard let handle = tableHandles.handle(of: table) else { return try body(nil, 0, false) }
-            try key.withUnsafeBytes { keyBytes in
-                try transaction.withValue(keyBytes, in: handle) { stored in
-                    guard let stored else { return try body(nil, 0, false) }
-                    let record = try RecordCodec.decode(key: keyBytes, stored: stored, table: table)
-                    try body(record.isTombstone ? nil : record.value, record.version, record.isTombstone)
-                }
+                try value.withUnsafeBytes { try body($0, entry.recordVersion, false) }
+            case let .stored(version, value, isTombstone):
+                try body(isTombstone ? nil : value, version, isTombstone)
             }
         }
     }
@@ -218,7 +212,7 @@ public final class Snapshot: @unchecked Sendable {
         try withTransaction("commit") { (transaction) throws(KVError) -> Result in
             guard let transaction else { throw endedError }
             var reader = StateReader(transaction: transaction, overlay: core.overlay, floor: floor,
-                                     version: version, tables: tables)
+                                     version: version, handles: tableHandles)
             return try body(&reader)
         }
     }
@@ -302,7 +296,7 @@ public final class Snapshot: @unchecked Sendable {
         if reverse { overlayItems.reverse() }
         try withTransaction("forEach/scan") { (transaction) throws in
             guard let transaction else { throw endedError }
-            let cursor = try tables[table].map { try transaction.openCursor($0) }
+            let cursor = try tableHandles.handle(of: table).map { try transaction.openCursor($0) }
             defer { cursor?.close() }
             var stored = try cursor.flatMap { try Self.position($0, lower: lower, upper: upper, reverse: reverse) }
             var overlayIndex = 0
@@ -342,7 +336,7 @@ public final class Snapshot: @unchecked Sendable {
     func entryCount(in table: String) throws(KVError) -> Int {
         try withTransaction("entryCount") { (transaction) throws(KVError) -> Int in
             guard let transaction else { throw endedError }
-            guard let dbi = tables[table] else { return 0 }
+            guard let dbi = tableHandles.handle(of: table) else { return 0 }
             let tombstones = try StoreCore.tombstoneCount(of: table, in: transaction, meta: core.metaHandle)
             return try transaction.entryCount(dbi) - Int(tombstones)
         }
@@ -393,44 +387,49 @@ public final class Snapshot: @unchecked Sendable {
     }
 }
 
+/// Where a key's newest state for a snapshot lives: an overlay entry (commits not yet applied
+/// to LMDB), LMDB's stored record (its value valid while the transaction is), or nowhere.
+enum StoredState {
+    case absent
+    case overlay(OverlayEntry)
+    case stored(version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
+
+    /// The one lookup behind every point read and the commit path's checks: the overlay for
+    /// (floor, version], then LMDB. `key` is already validated. Throws
+    /// `KVError.corruptRecord` when the stored record fails its checksum.
+    static func lookup(_ key: [UInt8], in table: String, transaction: LMDBTransaction,
+                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
+                       handles: inout TableHandles) throws(KVError) -> StoredState {
+        if floor < version,
+           let entry = overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
+            return .overlay(entry)
+        }
+        guard let handle = handles.handle(of: table) else { return .absent }
+        return try key.withBytes { (keyBytes) throws(KVError) -> StoredState in
+            guard let bytes = try transaction.stored(keyBytes, in: handle) else { return .absent }
+            let record = try RecordCodec.decode(key: keyBytes, stored: bytes, table: table)
+            return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
+        }
+    }
+}
+
 /// A snapshot's record states for the commit path, valid only inside
-/// `Snapshot.withStateReader`. Answers as `visitStored` does, as a `RecordState`.
+/// `Snapshot.withStateReader`.
 struct StateReader {
     let transaction: LMDBTransaction
     let overlay: ConditionLock<OverlayState>
     let floor: UInt64
     let version: UInt64
-    private var tableHandles: TableHandles
-
-    init(transaction: LMDBTransaction, overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
-         tables: [String: MDB_dbi]) {
-        self.transaction = transaction
-        self.overlay = overlay
-        self.floor = floor
-        self.version = version
-        self.tableHandles = TableHandles(tables)
-    }
+    var handles: TableHandles
 
     /// What the snapshot holds for `key` (already validated): nothing, a live record, or a
-    /// tombstone. Throws `KVError.corruptRecord` when the stored record fails its checksum.
+    /// tombstone.
     mutating func recordState(of key: [UInt8], in table: String) throws(KVError) -> RecordState {
-        if floor < version {
-            let (floor, version) = (self.floor, self.version)
-            if let entry = overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
-                return entry.value == nil ? .deleted(entry.recordVersion) : .live(entry.recordVersion)
-            }
-        }
-        guard let handle = tableHandles.handle(of: table) else { return .absent }
-        let transaction = self.transaction
-        return try key.withBytes { (keyBytes) throws(KVError) -> RecordState in
-            var keyValue = MDB_val(mv_size: keyBytes.count, mv_data: UnsafeMutableRawPointer(mutating: keyBytes.baseAddress))
-            var data = MDB_val()
-            let code = mdb_get(transaction.handle, handle, &keyValue, &data)
-            if code == MDB_NOTFOUND { return .absent }
-            try check(code, "mdb_get")
-            let record = try RecordCodec.decode(
-                key: keyBytes, stored: UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size), table: table)
-            return record.isTombstone ? .deleted(record.version) : .live(record.version)
+        switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: overlay,
+                                      floor: floor, version: version, handles: &handles) {
+        case .absent: return .absent
+        case .overlay(let entry): return entry.value == nil ? .deleted(entry.recordVersion) : .live(entry.recordVersion)
+        case let .stored(version, _, isTombstone): return isTombstone ? .deleted(version) : .live(version)
         }
     }
 }
