@@ -117,8 +117,8 @@ struct OverlayState {
 
     /// The overlay's answer for `key` in a snapshot (floor, version), or nil to ask LMDB.
     @inline(__always)
-    func entry(table: String, key: [UInt8], floor: UInt64, version: UInt64) -> OverlayEntry? {
-        entries[TableKey(table: table, key: key)]?.visible(floor: floor, version: version)
+    func entry(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> OverlayEntry? {
+        entries[tableKey]?.visible(floor: floor, version: version)
     }
 
     /// Adds acknowledged commits.

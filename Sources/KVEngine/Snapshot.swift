@@ -395,13 +395,14 @@ enum StoredState {
     case stored(version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
 
     /// The one lookup behind every point read and the commit path's checks: the overlay for
-    /// (floor, version], then LMDB. `key` is already validated. Throws
-    /// `KVError.corruptRecord` when the stored record fails its checksum.
-    static func lookup(_ key: [UInt8], in table: String, transaction: LMDBTransaction,
+    /// (floor, version], then LMDB. `key` is already validated; `tableKey`, when the caller
+    /// has made it already, is its overlay key. Throws `KVError.corruptRecord` when the
+    /// stored record fails its checksum.
+    static func lookup(_ key: [UInt8], in table: String, tableKey: TableKey? = nil, transaction: LMDBTransaction,
                        overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
                        handles: inout TableHandles) throws(KVError) -> StoredState {
         if floor < version,
-           let entry = overlay.withLock({ $0.entry(table: table, key: key, floor: floor, version: version) }) {
+           let entry = overlay.withLock({ $0.entry(tableKey ?? TableKey(table: table, key: key), floor: floor, version: version) }) {
             return .overlay(entry)
         }
         guard let handle = handles.handle(of: table) else { return .absent }
@@ -422,10 +423,11 @@ struct StateReader {
     let version: UInt64
     var handles: TableHandles
 
-    /// What the snapshot holds for `key` (already validated): nothing, a live record, or a
-    /// tombstone.
-    mutating func recordState(of key: [UInt8], in table: String) throws(KVError) -> RecordState {
-        switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: overlay,
+    /// What the snapshot holds for `tableKey` (its key already validated): nothing, a live
+    /// record, or a tombstone.
+    mutating func recordState(of tableKey: TableKey) throws(KVError) -> RecordState {
+        switch try StoredState.lookup(tableKey.key, in: tableKey.table, tableKey: tableKey,
+                                      transaction: transaction, overlay: overlay,
                                       floor: floor, version: version, handles: &handles) {
         case .absent: return .absent
         case .overlay(let entry): return entry.value == nil ? .deleted(entry.recordVersion) : .live(entry.recordVersion)
