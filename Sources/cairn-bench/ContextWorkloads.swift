@@ -56,6 +56,29 @@ enum ContextWorkloads {
         return (peer, directory)
     }
 
+    /// One item row read whole, as a record type of an SQLite wrapper reads it: the SQLite
+    /// peer of a fetched object, which holds every attribute of its record decoded.
+    struct Row {
+        let id: Int64
+        let version: Int64
+        let name: String
+        let count: Int64
+        let score: Double
+
+        static func fetchAll(_ peer: SQLitePeer) throws -> [Row] {
+            var rows: [Row] = []
+            let select = try peer.prepare("SELECT id, version, name, count, score FROM item")
+            defer { sqlite3_finalize(select) }
+            while sqlite3_step(select) == SQLITE_ROW {
+                guard let name = sqlite3_column_text(select, 2) else { throw BenchError(description: "sqlite row without a name") }
+                rows.append(Row(id: sqlite3_column_int64(select, 0), version: sqlite3_column_int64(select, 1),
+                                name: String(cString: name), count: sqlite3_column_int64(select, 3),
+                                score: sqlite3_column_double(select, 4)))
+            }
+            return rows
+        }
+    }
+
     /// Fetch `count` objects, change one attribute each, save with the version check.
     static func contextSave(count: Int) -> [Contender] {
         let cairn = Slot<(ObjectStore, String)>()
@@ -88,12 +111,7 @@ enum ContextWorkloads {
                     let (peer, directory) = sqlite.value!
                     defer { sqlite.value = nil; removeDirectory(directory) }
                     let seconds = try timed {
-                        var rows: [(id: Int64, version: Int64, count: Int64)] = []
-                        let select = try peer.prepare("SELECT id, version, count FROM item")
-                        while sqlite3_step(select) == SQLITE_ROW {
-                            rows.append((sqlite3_column_int64(select, 0), sqlite3_column_int64(select, 1), sqlite3_column_int64(select, 2)))
-                        }
-                        sqlite3_finalize(select)
+                        let rows = try Row.fetchAll(peer)
                         try peer.execute("BEGIN")
                         let update = try peer.prepare("UPDATE item SET count = ?, version = version + 1 WHERE id = ? AND version = ?")
                         for row in rows {
@@ -133,9 +151,7 @@ enum ContextWorkloads {
             Contender(system: "sqlite", run: { _ in
                 var total: Int64 = 0
                 let seconds = try timed {
-                    let select = try sqlite.prepare("SELECT id, version, name, count, score FROM item")
-                    while sqlite3_step(select) == SQLITE_ROW { total &+= sqlite3_column_int64(select, 3) }
-                    sqlite3_finalize(select)
+                    for row in try Row.fetchAll(sqlite) { total &+= row.count }
                 }
                 guard total == Int64(count) * Int64(count - 1) / 2 else { throw BenchError(description: "sqlite fetch sum \(total)") }
                 return Measurement(operations: count, seconds: seconds)

@@ -47,7 +47,7 @@ enum WorkloadCatalog {
         workloads.append(Workload(name: "context-save") { log in
             try runWorkload(name: "context-save", unit: "objects/s", rounds: sizes.rounds,
                             contenders: ContextWorkloads.contextSave(count: sizes.contextSaveObjects),
-                            notes: ["fetch \(sizes.contextSaveObjects) objects, change one attribute each, save with the version check; sqlite: SELECT, then UPDATE … WHERE id=? AND version=? in one transaction"],
+                            notes: ["fetch \(sizes.contextSaveObjects) objects, change one attribute each, save with the version check; sqlite: SELECT of whole rows into row values, then UPDATE … WHERE id=? AND version=? in one transaction"],
                             log: log)
         })
         workloads.append(Workload(name: "context-fetch") { log in
@@ -56,7 +56,7 @@ enum WorkloadCatalog {
             defer { objects.close(); removeDirectory(directory); removeDirectory(sqliteDirectory) }
             return try runWorkload(name: "context-fetch", unit: "objects/s", rounds: sizes.rounds,
                                    contenders: ContextWorkloads.contextFetch(objects, sqlite, count: sizes.contextFetchObjects),
-                                   notes: ["fetch \(sizes.contextFetchObjects) objects of one entity into a new context and read one attribute of each"],
+                                   notes: ["fetch \(sizes.contextFetchObjects) objects of one entity into a new context and read one attribute of each; sqlite: SELECT of whole rows into row values"],
                                    log: log)
         })
         workloads.append(Workload(name: "conflict-save") { log in
