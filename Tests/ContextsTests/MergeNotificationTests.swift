@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import KVEngine
 import Policies
-import Synchronization
 import Testing
 
 /// Did-save notifications and merging them: the contract's "mergeChanges(fromContextDidSave:)"

@@ -3,7 +3,6 @@ import Dispatch
 import Foundation
 import KVEngine
 import Policies
-import Synchronization
 import Testing
 
 /// Query generations: the contract's "Versioned snapshots".

@@ -2,7 +2,6 @@ import Contexts
 import Dispatch
 import Foundation
 import KVEngine
-import Synchronization
 import Testing
 
 /// StoreQueue: the FMDB-style serial queue for plain key-value work.

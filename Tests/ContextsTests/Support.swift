@@ -3,7 +3,6 @@ import Contexts
 import Foundation
 import KVEngine
 import Policies
-import Synchronization
 import Testing
 
 /// The schema every test uses.
@@ -138,8 +137,8 @@ let policyNames = ["error", "storeTrump", "objectTrump", "overwrite", "rollback"
 
 /// A Sendable box for results collected from several threads.
 final class Locked<Value: Sendable>: Sendable {
-    private let storage: Mutex<Value>
-    init(_ value: Value) { storage = Mutex(value) }
+    private let storage: Guarded<Value>
+    init(_ value: Value) { storage = Guarded(value) }
     func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { storage.withLock { body(&$0) } }
     var value: Value { storage.withLock { $0 } }
 }

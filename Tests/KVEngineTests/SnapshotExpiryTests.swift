@@ -1,4 +1,3 @@
-import Synchronization
 import Testing
 import CairnTestSupport
 @testable import KVEngine
@@ -97,7 +96,7 @@ import Glibc
             try store.flush()
             let snapshot = try store.snapshot()
             defer { snapshot.close() }
-            let seen = Mutex<[String]>([])
+            let seen = Guarded<[String]>([])
             let writer = startThread {
                 for index in 0..<50 { try! store.put("k\(index)", "new") }
                 try! store.flush()

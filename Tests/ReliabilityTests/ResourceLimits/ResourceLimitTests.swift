@@ -1,7 +1,6 @@
 import CairnTestSupport
 import Foundation
 import KVEngine
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -180,8 +179,8 @@ import Glibc
         options.mapFullTimeout = 30
         let store = try Store(directory: directory.path, options: options)
         defer { store.close() }
-        let writersDone = Mutex(false)
-        let problems = Mutex<[String]>([])
+        let writersDone = Guarded(false)
+        let problems = Guarded<[String]>([])
         let value = [UInt8](repeating: 0x6D, count: 1500)
         runThreads(4) { thread in
             if thread == 0 {

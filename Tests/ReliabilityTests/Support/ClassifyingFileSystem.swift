@@ -1,6 +1,5 @@
 import CairnTestSupport
 import KVEngine
-import Synchronization
 
 /// The part of the engine a mutating log I/O call belongs to, for crash-point accounting.
 enum IOPhase: String, CaseIterable, Sendable {
@@ -28,7 +27,7 @@ enum WorkloadPhase: Sendable {
 /// (`IOPhase`), records the sequence (a clean run's crash-point map) and remembers which
 /// call froze the disk.
 ///
-/// `@unchecked Sendable`: the mutable state is a `Mutex`.
+/// `@unchecked Sendable`: the mutable state is `Guarded`.
 final class ClassifyingFileSystem: FileSystem, @unchecked Sendable {
     let base: FaultFileSystem
     private struct State {
@@ -38,7 +37,7 @@ final class ClassifyingFileSystem: FileSystem, @unchecked Sendable {
         var last: IOPhase? = nil
         var lastWasRemove = false
     }
-    private let state = Mutex(State())
+    private let state = Guarded(State())
 
     init(_ base: FaultFileSystem) { self.base = base }
 
@@ -101,7 +100,7 @@ final class ClassifyingLogFile: LogFile, @unchecked Sendable {
     let fileSystem: ClassifyingFileSystem
     /// Whether the last mutation was part of a rotation (a header, a seal, a size change):
     /// then the next sync is too.
-    private let rotating = Mutex(false)
+    private let rotating = Guarded(false)
 
     init(file: any LogFile, fileSystem: ClassifyingFileSystem) {
         self.file = file

@@ -1,7 +1,6 @@
 import CairnTestSupport
 import Foundation
 import KVEngine
-import Synchronization
 import Testing
 #if canImport(Glibc)
 import Glibc
