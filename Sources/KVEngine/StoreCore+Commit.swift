@@ -42,25 +42,30 @@ final class CommitWaiter: @unchecked Sendable {
 
 /// A table and key, as a dictionary key.
 ///
-/// The overlay, the commit path's checks and the group's states each look a written key up
-/// once, so hashing is on the path of every write. A `Hasher` (SipHash over the table name,
-/// then the key bytes, with its setup and finalisation) cost about as much as the rest of
-/// the lookup; a `TableKey` instead digests its bytes once, when it is made, with a
-/// multiply-xor mix keyed by a per-process random secret (so the digests of chosen keys
-/// cannot be predicted and flooded into one bucket), and the dictionaries hash that digest.
-/// Equality compares the digests first and the bytes only when they match.
+/// The overlay, the commit path's checks and the group's states each look a written key up,
+/// so hashing is on the path of every write. A `TableKey` hashes its bytes once, when it is
+/// made, and keeps the result: the commit path makes one per written key and hands it to
+/// both its own table of states and the overlay lookup, and every lookup after that mixes
+/// the kept digest with the dictionary's seed instead of hashing the bytes again. Equality
+/// compares the digests first and the bytes only when they match.
+///
+/// The digest is the standard library's `Hasher` (SipHash-1-3, keyed by a random seed per
+/// process), so keys a client chooses cannot be made to collide without that seed. A cheaper
+/// multiply-xor mix was tried first and dropped: flipping a key word's top bit changes its
+/// mixed state by a constant, whatever the secret, so colliding keys could be built offline.
 struct TableKey: Hashable {
     let table: String
     let key: [UInt8]
-    /// The digest of `table` and `key`; equal keys have equal digests.
+    /// SipHash of `table` and `key`; equal keys have equal digests.
     let digest: UInt64
 
     init(table: String, key: [UInt8]) {
         self.table = table
         self.key = key
-        var table = table
-        let tableDigest = table.withUTF8 { TableKey.digest(UnsafeRawBufferPointer($0), seed: TableKey.secret) }
-        digest = key.withUnsafeBytes { TableKey.digest($0, seed: tableDigest) }
+        var hasher = Hasher()
+        hasher.combine(table)  // delimited: a table's end is not a key's start
+        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        digest = UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
     static func == (lhs: TableKey, rhs: TableKey) -> Bool {
@@ -76,39 +81,13 @@ struct TableKey: Hashable {
 
     /// What Dictionary and Set call: the digest mixed with the table's seed, no `Hasher`.
     func _rawHashValue(seed: Int) -> Int {
-        Int(truncatingIfNeeded: TableKey.finish(digest ^ UInt64(truncatingIfNeeded: seed)))
+        Int(truncatingIfNeeded: TableKey.mix(digest ^ UInt64(truncatingIfNeeded: seed)))
     }
 
-    /// Random per process: the digests of the same keys differ from run to run.
-    private static let secret = UInt64.random(in: .min ... .max)
-
-    /// Eight bytes at a time, each word xored in and multiplied through; the length goes in
-    /// first, so a key and the same key with zero bytes appended differ.
+    /// MurmurHash3's 64-bit finaliser, a bijection: every input bit reaches every output bit,
+    /// so tables with different seeds place the same digests differently.
     @inline(__always)
-    private static func digest(_ bytes: UnsafeRawBufferPointer, seed: UInt64) -> UInt64 {
-        var state = (seed ^ UInt64(truncatingIfNeeded: bytes.count)) &* 0x9E37_79B9_7F4A_7C15
-        var offset = 0
-        while offset + 8 <= bytes.count {
-            state = mix(state, bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self))
-            offset += 8
-        }
-        if offset < bytes.count {
-            var tail: UInt64 = 0
-            for index in offset..<bytes.count { tail |= UInt64(bytes[index]) << (8 * UInt64(index - offset)) }
-            state = mix(state, tail)
-        }
-        return finish(state)
-    }
-
-    @inline(__always)
-    private static func mix(_ state: UInt64, _ word: UInt64) -> UInt64 {
-        let product = (state ^ word) &* 0xBF58_476D_1CE4_E5B9
-        return product ^ (product >> 31)
-    }
-
-    /// MurmurHash3's 64-bit finaliser: every input bit reaches every output bit.
-    @inline(__always)
-    private static func finish(_ value: UInt64) -> UInt64 {
+    private static func mix(_ value: UInt64) -> UInt64 {
         var value = value
         value ^= value >> 33
         value &*= 0xFF51_AFD7_ED55_8CCD
