@@ -76,6 +76,10 @@ struct OverlayVersions {
 struct OverlayState {
     /// Per table and key: the versions not yet pruned.
     var entries: [TableKey: OverlayVersions] = [:]
+    /// How many keys of each table `entries` holds (tables with none are absent). A scan of
+    /// a table the overlay holds nothing of skips it, instead of walking every other table's
+    /// keys: a context fetching one entity while another's large import is not yet applied.
+    var keysPerTable: [String: Int] = [:]
     /// Committed but not applied, in commit order, from `unappliedHead` on.
     var unapplied: [LoggedCommit] = []
     var unappliedHead = 0
@@ -129,6 +133,7 @@ struct OverlayState {
         // objects) would rehash the whole table into room it never uses.
         if added > 1024 { entries.reserveCapacity(max(entries.count, added)) }
         var lastTable: String? = nil
+        var newKeysInRun = 0
         let bytesBefore = bytes
         for commit in commits {
             for operation in commit.operations {
@@ -137,6 +142,8 @@ struct OverlayState {
                 let tableKey = TableKey(table: operation.table, key: operation.key)
                 // Batches write runs of one table: look the table up once per run.
                 if operation.table != lastTable {
+                    if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
+                    newKeysInRun = 0
                     if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
                     lastTable = operation.table
                 }
@@ -146,10 +153,12 @@ struct OverlayState {
                 withUnsafeMutablePointer(to: &fresh) { fresh in
                     entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)].push(entry, unless: fresh)
                 }
+                if fresh { newKeysInRun += 1 }
                 bytes += entry.byteCount + operation.key.count
             }
             unapplied.append(commit)
         }
+        if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
         if let last = commits.last { latestVersion = last.version }
         peakBytes = max(peakBytes, bytes)
         largestPublishBytes = max(largestPublishBytes, bytes - bytesBefore)
@@ -177,16 +186,25 @@ struct OverlayState {
             // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
             let dropped = (entries, unapplied)
             entries = [:]
+            keysPerTable = [:]
             bytes = 0
             unapplied = []
             unappliedHead = 0
             return dropped
         }
+        var lastTable: String? = nil
+        var goneInRun = 0
         for commit in unapplied[unappliedHead..<(unappliedHead + count)] {
             for operation in commit.operations {
-                prune(TableKey(table: operation.table, key: operation.key), intervals: intervals)
+                if operation.table != lastTable {
+                    if let lastTable { forget(goneInRun, keysOf: lastTable) }
+                    goneInRun = 0
+                    lastTable = operation.table
+                }
+                if prune(TableKey(table: operation.table, key: operation.key), intervals: intervals) { goneInRun += 1 }
             }
         }
+        if let lastTable { forget(goneInRun, keysOf: lastTable) }
         unappliedHead += count
         if unappliedHead > 1024 && unappliedHead * 2 > unapplied.count {
             unapplied.removeFirst(unappliedHead)
@@ -195,9 +213,19 @@ struct OverlayState {
         return nil
     }
 
-    /// Drops the applied entries of one key that no live snapshot needs.
-    mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)]) {
-        guard let index = entries.index(forKey: tableKey) else { return }
+    /// Lowers `table`'s count in `keysPerTable` by `count` keys that left `entries`.
+    private mutating func forget(_ count: Int, keysOf table: String) {
+        guard count > 0 else { return }
+        let left = keysPerTable[table, default: 0] - count
+        precondition(left >= 0, "overlay key count of table \(table) went below zero")
+        keysPerTable[table] = left == 0 ? nil : left
+    }
+
+    /// Drops the applied entries of one key that no live snapshot needs. Returns whether the
+    /// key left `entries`; the caller lowers `keysPerTable`.
+    @discardableResult
+    mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)]) -> Bool {
+        guard let index = entries.index(forKey: tableKey) else { return false }
         let versions = entries.values[index]
         func needed(_ entry: OverlayEntry) -> Bool {
             intervals.contains { $0.floor < entry.commitVersion && entry.commitVersion <= $0.version }
@@ -206,7 +234,7 @@ struct OverlayState {
         if versions.older.isEmpty && versions.newest.commitVersion <= appliedVersion && !needed(versions.newest) {
             bytes -= versions.newest.byteCount + tableKey.key.count
             entries.remove(at: index)
-            return
+            return true
         }
         var kept: [OverlayEntry] = []
         for entry in versions.older + [versions.newest] {
@@ -219,16 +247,19 @@ struct OverlayState {
         }
         if let newest = kept.popLast() {
             entries.values[index] = OverlayVersions(newest: newest, older: kept)
-        } else {
-            entries.remove(at: index)
+            return false
         }
+        entries.remove(at: index)
+        return true
     }
 
     /// Prunes every key; used when a snapshot that kept entries alive closes.
     mutating func sweep() {
         keptForSnapshots = false
         let intervals = neededIntervals
-        for tableKey in Array(entries.keys) { prune(tableKey, intervals: intervals) }
+        for tableKey in Array(entries.keys) where prune(tableKey, intervals: intervals) {
+            forget(1, keysOf: tableKey.table)
+        }
     }
 
     /// Every overlay key of `table` in [lower, upper) with its visible entry, sorted.
@@ -236,6 +267,7 @@ struct OverlayState {
         -> [(key: [UInt8], entry: OverlayEntry)]
     {
         var result: [(key: [UInt8], entry: OverlayEntry)] = []
+        guard keysPerTable[table] != nil else { return result }
         for (tableKey, versions) in entries where tableKey.table == table {
             let key = tableKey.key
             if let lower, key.lexicographicallyPrecedes(lower) { continue }
