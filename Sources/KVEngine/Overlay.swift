@@ -192,25 +192,31 @@ struct OverlayState {
             unappliedHead = 0
             return dropped
         }
-        var lastTable: String? = nil
-        var goneInRun = 0
-        for commit in unapplied[unappliedHead..<(unappliedHead + count)] {
-            for operation in commit.operations {
-                if operation.table != lastTable {
-                    if let lastTable { forget(goneInRun, keysOf: lastTable) }
-                    goneInRun = 0
-                    lastTable = operation.table
-                }
-                if prune(TableKey(table: operation.table, key: operation.key), intervals: intervals) { goneInRun += 1 }
-            }
-        }
-        if let lastTable { forget(goneInRun, keysOf: lastTable) }
+        prune(unapplied[unappliedHead..<(unappliedHead + count)].lazy.flatMap { commit in
+            commit.operations.lazy.map { TableKey(table: $0.table, key: $0.key) }
+        }, intervals: intervals)
         unappliedHead += count
         if unappliedHead > 1024 && unappliedHead * 2 > unapplied.count {
             unapplied.removeFirst(unappliedHead)
             unappliedHead = 0
         }
         return nil
+    }
+
+    /// Prunes each key of `tableKeys` (see `prune(_:intervals:)`) and lowers `keysPerTable`
+    /// by the keys that left `entries`, once per run of one table's keys.
+    mutating func prune<Keys: Sequence<TableKey>>(_ tableKeys: Keys, intervals: [(floor: UInt64, version: UInt64)]) {
+        var lastTable: String? = nil
+        var goneInRun = 0
+        for tableKey in tableKeys {
+            if tableKey.table != lastTable {
+                if let lastTable { forget(goneInRun, keysOf: lastTable) }
+                goneInRun = 0
+                lastTable = tableKey.table
+            }
+            if prune(tableKey, intervals: intervals) { goneInRun += 1 }
+        }
+        if let lastTable { forget(goneInRun, keysOf: lastTable) }
     }
 
     /// Lowers `table`'s count in `keysPerTable` by `count` keys that left `entries`.
@@ -222,9 +228,8 @@ struct OverlayState {
     }
 
     /// Drops the applied entries of one key that no live snapshot needs. Returns whether the
-    /// key left `entries`; the caller lowers `keysPerTable`.
-    @discardableResult
-    mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)]) -> Bool {
+    /// key left `entries`; the caller lowers `keysPerTable` (the sequence form does).
+    private mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)]) -> Bool {
         guard let index = entries.index(forKey: tableKey) else { return false }
         let versions = entries.values[index]
         func needed(_ entry: OverlayEntry) -> Bool {
@@ -257,9 +262,7 @@ struct OverlayState {
     mutating func sweep() {
         keptForSnapshots = false
         let intervals = neededIntervals
-        for tableKey in Array(entries.keys) where prune(tableKey, intervals: intervals) {
-            forget(1, keysOf: tableKey.table)
-        }
+        prune(Array(entries.keys), intervals: intervals)
     }
 
     /// Every overlay key of `table` in [lower, upper) with its visible entry, sorted.
