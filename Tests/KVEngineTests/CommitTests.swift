@@ -304,25 +304,23 @@ import Glibc
         // The applier runs only when a commit at the bound asks it to.
         options.applyThreshold = Int.max
         options.applyInterval = 3600
-        let directory = try TemporaryDirectory()
-        defer { directory.remove() }
-        let store = try Store(directory: directory.path, options: options)
-        defer { store.close() }
-        let value = String(repeating: "o", count: 1000)
-        DispatchApply.run(4) { thread in
-            for index in 0..<100 { try! store.put("w\(thread)-\(index)", value) }
-        }
-        let stats = try store.stats()
-        #expect(stats.overlayLimit == 64 << 10)
-        // About 400 KB went through a 64 KiB overlay: it filled up to the bound, never far past it.
-        #expect(stats.overlayPeakBytes >= 64 << 10)
-        #expect(stats.overlayLargestGroupBytes > 1000)
-        #expect(stats.overlayLargestGroupBytes <= 4 * 1100)
-        #expect(stats.overlayPeakBytes <= stats.overlayLimit + stats.overlayLargestGroupBytes)
-        #expect(stats.appliedVersion > 0)
-        #expect(stats.commitVersion == 400)
-        for thread in 0..<4 {
-            #expect(try store.string("w\(thread)-99") == value)
+        try withStore(options) { store, _ in
+            let value = String(repeating: "o", count: 1000)
+            DispatchApply.run(4) { thread in
+                for index in 0..<100 { try! store.put("w\(thread)-\(index)", value) }
+            }
+            let stats = try store.stats()
+            #expect(stats.overlayLimit == 64 << 10)
+            // About 400 KB went through a 64 KiB overlay: it filled up to the bound, never far past it.
+            #expect(stats.overlayPeakBytes >= 64 << 10)
+            #expect(stats.overlayLargestGroupBytes > 1000)
+            #expect(stats.overlayLargestGroupBytes <= 4 * 1100)
+            #expect(stats.overlayPeakBytes <= stats.overlayLimit + stats.overlayLargestGroupBytes)
+            #expect(stats.appliedVersion > 0)
+            #expect(stats.commitVersion == 400)
+            for thread in 0..<4 {
+                #expect(try store.string("w\(thread)-99") == value)
+            }
         }
     }
 

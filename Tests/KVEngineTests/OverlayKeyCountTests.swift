@@ -16,15 +16,10 @@ import CairnTestSupport
         }
     }
 
-    private func keys(_ store: Store, in table: String) throws -> [String] {
+    private func keys(_ store: Store, in table: String) throws -> [String?] {
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
-        var keys: [String] = []
-        try snapshot.forEach(in: table) { key, _, _ in
-            keys.append(String(decoding: key, as: UTF8.self))
-            return true
-        }
-        return keys
+        return try snapshot.scan(in: table).map { text($0.key) }
     }
 
     @Test func theCountFollowsPublishPruneSweepAndDrop() throws {
