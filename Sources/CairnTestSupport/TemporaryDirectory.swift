@@ -2,21 +2,34 @@
 import Glibc
 #endif
 
-/// A fresh directory under /tmp, removed (with everything in it) by `remove()`.
+/// A fresh directory under /tmp (or under `parent`), removed (with everything in it) by
+/// `remove()`.
 ///
 /// ```swift
 /// let directory = try TemporaryDirectory()
 /// defer { directory.remove() }
 /// let store = try Store(directory: directory.path)
 /// ```
+///
+/// An exit test's child process stops before it can remove anything, so the test makes a
+/// directory in the parent, removes it there, and the child makes its own inside it:
+///
+/// ```swift
+/// let scratch = try TemporaryDirectory()
+/// defer { scratch.remove() }
+/// await #expect(processExitsWith: .failure) { [parent = scratch.path as String] in
+///     let directory = try TemporaryDirectory(in: parent)
+///     ...
+/// }
+/// ```
 public struct TemporaryDirectory: Sendable {
     /// The directory's path.
     public let path: String
 
-    public init(prefix: String = "cairn-test") throws {
-        var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+    public init(prefix: String = "cairn-test", in parent: String = "/tmp") throws {
+        var template = Array("\(parent)/\(prefix)-XXXXXX".utf8CString)
         guard let made = mkdtemp(&template) else {
-            throw KVError.io(errno: errno, operation: "mkdtemp", path: "/tmp")
+            throw KVError.io(errno: errno, operation: "mkdtemp", path: parent)
         }
         path = String(cString: made)
     }

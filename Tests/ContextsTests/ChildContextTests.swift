@@ -1,3 +1,4 @@
+import CairnTestSupport
 import Contexts
 import Dispatch
 import Foundation
@@ -349,8 +350,11 @@ struct ChildContextTests {
 
     @Test("the queue a block lends is not inherited by a Task made inside it: using the context there stops the process")
     func lentQueueNotInherited() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let root = store.context("Lender")
                 let child = root.newChildContext(name: "Borrower")
                 let done = DispatchSemaphore(value: 0)

@@ -1,3 +1,4 @@
+import CairnTestSupport
 import Contexts
 import Foundation
 import Policies
@@ -9,8 +10,11 @@ import Testing
 struct MisuseTests {
     @Test("touching an object off its context's queue")
     func objectOffQueue() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let context = store.context("Owner")
                 let object = context.performAndWait { context.insert(entity: "Person") }
                 _ = object["name"]   // off the queue
@@ -23,8 +27,11 @@ struct MisuseTests {
 
     @Test("using a context off its queue")
     func contextOffQueue() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let context = store.context("Loner")
                 _ = context.insert(entity: "Person")   // off the queue
             }
@@ -35,8 +42,11 @@ struct MisuseTests {
 
     @Test("using an object after reset()")
     func objectAfterReset() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let context = store.context("Resetter")
                 context.performAndWait {
                     let object = context.insert(entity: "Person")
@@ -52,8 +62,11 @@ struct MisuseTests {
 
     @Test("deleting an object of another context")
     func deleteForeignObject() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let first = store.context("First")
                 let second = store.context("Second")
                 let object = first.performAndWait { first.insert(entity: "Person") }
@@ -67,8 +80,11 @@ struct MisuseTests {
 
     @Test("inserting an object of another context")
     func insertForeignObject() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let first = store.context("First")
                 let second = store.context("Second")
                 let object = first.performAndWait { first.insert(entity: "Person") }
@@ -81,8 +97,11 @@ struct MisuseTests {
 
     @Test("refreshing (or saving a change to) an object of another context")
     func refreshForeignObject() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let id = try store.seed("Person", person("Ann", 30))
                 let first = store.context("First")
                 let second = store.context("Second")
@@ -96,8 +115,11 @@ struct MisuseTests {
 
     @Test("an attribute the entity does not have")
     func unknownAttribute() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let context = store.context("A")
                 context.performAndWait { context.insert(entity: "Person")["agee"] = .int(3) }
             }
@@ -108,8 +130,11 @@ struct MisuseTests {
 
     @Test("a fault whose record was deleted")
     func deletedFault() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let context = store.context("A")
                 context.performAndWait { _ = context.object(with: ObjectID(entityName: "Person", primaryKey: 42))["name"] }
             }

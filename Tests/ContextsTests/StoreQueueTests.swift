@@ -1,3 +1,4 @@
+import CairnTestSupport
 import Contexts
 import Dispatch
 import Foundation
@@ -254,8 +255,11 @@ struct StoreQueueTests {
 
     @Test("calling the queue from inside its own block stops the process with a clear message (FMDB deadlocks)")
     func reentranceDetected() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let queue = StoreQueue(store: store.objects.store, label: "settings")
                 try queue.inDatabase { _ in
                     try queue.inTransaction { db, _ in try db.put("1", forKey: "a") }
@@ -270,8 +274,11 @@ struct StoreQueueTests {
 
     @Test("the db handle used after its block stops the process")
     func escapedHandle() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
         let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            try withTestStore { store in
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
                 let queue = StoreQueue(store: store.objects.store, label: "escape")
                 let escaped = queue.inDatabase { db in db }
                 _ = try queue.inDatabase { _ in try escaped.get(Array("a".utf8)) }

@@ -50,13 +50,14 @@ let testSchema: Schema = {
     }
 }()
 
-/// An object store in a fresh temporary directory; `close()` closes it and removes the directory.
+/// An object store in a fresh temporary directory (under `parent`); `close()` closes it and
+/// removes the directory.
 final class TestStore: Sendable {
     let directory: TemporaryDirectory
     let objects: ObjectStore
 
-    init(configure: (inout ObjectStore.Options) -> Void = { _ in }) throws {
-        directory = try TemporaryDirectory(prefix: "cairn-contexts")
+    init(in parent: String = "/tmp", configure: (inout ObjectStore.Options) -> Void = { _ in }) throws {
+        directory = try TemporaryDirectory(prefix: "cairn-contexts", in: parent)
         var options = ObjectStore.Options()
         // Tests need no power-loss durability; fsync-free commits keep the suite fast.
         options.saveDurability = .normal
@@ -100,11 +101,13 @@ final class TestStore: Sendable {
     }
 }
 
-/// Runs `body` with a fresh test store, closing it afterwards.
+/// Runs `body` with a fresh test store, closing it afterwards. An exit test passes a `parent`
+/// directory that the test itself removes, since its child process stops before `close()`.
 func withTestStore<Result>(
+    in parent: String = "/tmp",
     configure: (inout ObjectStore.Options) -> Void = { _ in }, _ body: (TestStore) throws -> Result
 ) throws -> Result {
-    let store = try TestStore(configure: configure)
+    let store = try TestStore(in: parent, configure: configure)
     defer { store.close() }
     return try body(store)
 }

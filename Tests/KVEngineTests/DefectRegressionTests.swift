@@ -191,9 +191,13 @@ import Glibc
         }
     }
 
-    @Test func usingASnapshotInsideItsOwnClosureStopsWithAMessage() async {
+    @Test func usingASnapshotInsideItsOwnClosureStopsWithAMessage() async throws {
+        // The child stops before it could remove its store; the parent removes the scratch.
+        let scratch = try TemporaryDirectory()
+        defer { scratch.remove() }
         await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
-            let directory = try TemporaryDirectory()
+            [parent = scratch.path as String] in
+            let directory = try TemporaryDirectory(in: parent)
             let store = try Store(directory: directory.path)
             try store.put("k", "v")
             let snapshot = try store.snapshot()
