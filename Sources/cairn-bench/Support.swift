@@ -40,9 +40,12 @@ struct SplitMix: RandomNumberGenerator {
     }
 }
 
+/// The directory every workload's stores are made in; removed when the process exits.
+let scratchRoot = NSTemporaryDirectory() + "cairn-bench-\(getpid())"
+
 /// A fresh directory under the benchmark's scratch root.
 func scratchDirectory(_ name: String) -> String {
-    let path = NSTemporaryDirectory() + "cairn-bench-\(getpid())/\(name)-\(UUID().uuidString.prefix(8))"
+    let path = scratchRoot + "/\(name)-\(UUID().uuidString.prefix(8))"
     try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
     return path
 }

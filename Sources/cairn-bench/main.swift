@@ -42,6 +42,9 @@ func log(_ line: String) {
     FileHandle.standardError.write(Data((line + "\n").utf8))
 }
 
+// Workloads remove their own stores; this removes the root they were made in, on every exit.
+atexit { removeDirectory(scratchRoot) }
+
 let machine = MachineDescription.current()
 print("cairn-bench \(sizes.records == Sizes.quick.records ? "(quick) " : "")on \(machine.summary)")
 print("")
