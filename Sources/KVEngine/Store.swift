@@ -84,7 +84,8 @@ public final class Store: Sendable {
         public var maxGroupCommits: Int = 512
         /// The longest a durable group's leader waits for more concurrent writers to join
         /// before it appends and syncs (s), while they keep arriving; only when the previous
-        /// group held more than one commit. Default 100 µs; 0 turns it off.
+        /// group held more than one commit, and no longer once as many commits are queued as
+        /// writers were recently seen committing at once. Default 100 µs; 0 turns it off.
         public var groupCommitWait: Double = 100e-6
         /// How a damaged log record that is not a torn tail is treated on open.
         public var recovery: RecoveryMode = .strict

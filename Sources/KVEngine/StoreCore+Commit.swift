@@ -12,7 +12,37 @@ struct CommitQueue {
     var closed = false
     /// How many commits the last group carried: more than one means writers overlap, and
     /// a new leader may wait briefly for the rest to queue (`Options.groupCommitWait`).
-    var lastGroupSize = 0
+    private(set) var lastGroupSize = 0
+    /// About how many writers commit at once: the most seen in a recent group plus the
+    /// writers who queued while it was being committed. A gathering leader stops as soon as
+    /// this many commits are queued instead of waiting for arrivals to pause, since no more
+    /// are coming.
+    private(set) var expectedGroupSize = 0
+    /// Groups in a row that saw fewer writers than `expectedGroupSize`.
+    private var smallerGroups = 0
+
+    /// How many groups in a row with fewer writers make `expectedGroupSize` follow them
+    /// down (when writers have gone away). One group left short by a late writer changes
+    /// nothing.
+    static let groupSizeMemory = 16
+
+    /// Records a group of `size` commits just taken off the queue. The writers still queued
+    /// arrived while it was committed, so they count as concurrent with it: a writer that
+    /// keeps missing its group by a hair still counts, and the gather keeps waiting for it.
+    mutating func noteGroup(of size: Int) {
+        lastGroupSize = size
+        let writers = size + waiters.count
+        if writers >= expectedGroupSize {
+            expectedGroupSize = writers
+            smallerGroups = 0
+        } else {
+            smallerGroups += 1
+            if smallerGroups >= CommitQueue.groupSizeMemory {
+                expectedGroupSize = writers
+                smallerGroups = 0
+            }
+        }
+    }
 }
 
 /// One writer waiting in the commit queue.
@@ -116,7 +146,7 @@ extension StoreCore {
         lead(group)
         let (next, closing) = commitQueue.withLock { queue -> (CommitWaiter?, Bool) in
             queue.waiters.removeFirst(group.count)
-            queue.lastGroupSize = group.count
+            queue.noteGroup(of: group.count)
             return (queue.waiters.first, queue.closed)
         }
         // Only `close` waits on the queue's condition, for it to drain.
@@ -133,12 +163,15 @@ extension StoreCore {
     /// previous fdatasync) takes the queue, so each fdatasync carries about half of them.
     /// When the last group held more than one commit, the leader yields the processor
     /// while writers keep arriving (each within 20 µs of the one before), for at most
-    /// `Options.groupCommitWait`. A lone writer never waits: its last group held one commit.
-    /// Like PostgreSQL's `commit_delay`, but bounded by arrivals rather than a fixed sleep.
+    /// `Options.groupCommitWait`, and stops at once when as many commits are queued as the
+    /// largest recent group carried (`CommitQueue.expectedGroupSize`): without that stop,
+    /// every group waited 20 µs after its last writer for one that was not coming. A lone
+    /// writer never waits: its last group held one commit. Like PostgreSQL's
+    /// `commit_delay`, but bounded by arrivals rather than a fixed sleep.
     private func gatherGroup() {
         guard options.groupCommitWait > 0 else { return }
-        let limit = max(1, options.maxGroupCommits)
-        let (previous, queued) = commitQueue.withLock { ($0.lastGroupSize, $0.waiters.count) }
+        let (previous, expected, queued) = commitQueue.withLock { ($0.lastGroupSize, $0.expectedGroupSize, $0.waiters.count) }
+        let limit = max(1, min(options.maxGroupCommits, expected))
         guard previous > 1 && queued < limit else { return }
         var seen = queued
         let start = monotonicSeconds()

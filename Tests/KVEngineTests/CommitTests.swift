@@ -175,6 +175,40 @@ import Glibc
         }
     }
 
+    /// The gather stops once as many commits are queued as writers were seen committing at
+    /// once; this pins how that number is kept.
+    @Test func theExpectedGroupSizeCountsWritersQueuedDuringAGroupAndForgetsSlowly() {
+        var queue = CommitQueue()
+        func queueWriters(_ count: Int) {
+            queue.waiters = (0..<count).map { _ in CommitWaiter(batch: WriteBatch(), durability: .full) }
+        }
+        queue.noteGroup(of: 8)
+        #expect(queue.lastGroupSize == 8)
+        #expect(queue.expectedGroupSize == 8)
+        // A group of 7 while one writer queued meanwhile: still 8 writers at once.
+        queueWriters(1)
+        queue.noteGroup(of: 7)
+        #expect(queue.lastGroupSize == 7)
+        #expect(queue.expectedGroupSize == 8)
+        // More writers than before count at once.
+        queueWriters(3)
+        queue.noteGroup(of: 9)
+        #expect(queue.expectedGroupSize == 12)
+        // Fewer writers: one short group, or fifteen, change nothing; the sixteenth in a row does.
+        queueWriters(0)
+        for _ in 1..<CommitQueue.groupSizeMemory {
+            queue.noteGroup(of: 4)
+            #expect(queue.expectedGroupSize == 12)
+        }
+        queue.noteGroup(of: 4)
+        #expect(queue.expectedGroupSize == 4)
+        // A full-size group resets the count of short ones.
+        queue.noteGroup(of: 3)
+        queue.noteGroup(of: 4)
+        for _ in 1..<CommitQueue.groupSizeMemory { queue.noteGroup(of: 3) }
+        #expect(queue.expectedGroupSize == 4)
+    }
+
     @Test func badKeysAndTablesAreTypedErrors() throws {
         try withStore { store, _ in
             var batch = WriteBatch()
