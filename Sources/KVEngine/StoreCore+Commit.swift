@@ -163,9 +163,10 @@ extension StoreCore {
     /// previous fdatasync) takes the queue, so each fdatasync carries about half of them.
     /// When the last group held more than one commit, the leader yields the processor
     /// while writers keep arriving (each within 20 µs of the one before), for at most
-    /// `Options.groupCommitWait`, and stops at once when as many commits are queued as the
-    /// largest recent group carried (`CommitQueue.expectedGroupSize`): without that stop,
-    /// every group waited 20 µs after its last writer for one that was not coming. A lone
+    /// `Options.groupCommitWait`, and stops at once when as many commits are queued as
+    /// writers were recently seen committing at once (`CommitQueue.expectedGroupSize`):
+    /// without that stop, every group waited 20 µs after its last writer for one that was
+    /// not coming. A lone
     /// writer never waits: its last group held one commit. Like PostgreSQL's
     /// `commit_delay`, but bounded by arrivals rather than a fixed sleep.
     private func gatherGroup() {
