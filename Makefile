@@ -21,6 +21,9 @@ test: deps
 	$(SWIFT) test --skip-build
 	@echo "benchmark smoke run (sizes too small to mean anything; keeps the benchmark from rotting)"
 	$(SWIFT) run cairn-bench --quick --rounds 1 > .build/bench-quick.txt 2>&1 || { cat .build/bench-quick.txt; exit 1; }
+	@echo "group-commit model (Docs/probes): builds and runs"
+	$(CC) -O2 -Wall -Werror -pthread Docs/probes/group-commit-model.c -o .build/group-commit-model
+	.build/group-commit-model serial 2 200 .build/group-commit-model.dat
 
 demo: deps
 	$(SWIFT) build -c release --product cairn
