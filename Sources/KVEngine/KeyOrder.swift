@@ -43,20 +43,97 @@ enum KeyOrder {
 
     /// `pairs` in LMDB's key order (bytewise, a prefix first), for keys that are unique:
     /// the 16-byte prefixes are sorted as integers, `memcmp` breaks their ties.
+    ///
+    /// A scan that merges the overlay sorts every overlay key of its table, so a fetch of
+    /// many objects still in the overlay sorts them all. From `radixThreshold` keys on, the
+    /// prefixes are radix-sorted, one byte per pass and only the bytes that differ between
+    /// keys (two passes for the 8-byte primary keys of up to 65,536 objects), then runs of
+    /// equal prefixes are sorted by their whole keys; below it, a comparison sort.
     static func sortedByKey<Value>(_ pairs: [(key: [UInt8], entry: Value)]) -> [(key: [UInt8], entry: Value)] {
         guard pairs.count > 1 else { return pairs }
-        var order: [(high: UInt64, low: UInt64, index: Int)] = []
+        var order: [Prefixed] = []
         order.reserveCapacity(pairs.count)
         for index in pairs.indices {
             let (high, low) = prefix(pairs[index].key)
-            order.append((high, low, index))
+            order.append(Prefixed(high: high, low: low, index: index))
         }
-        order.sort { left, right in
-            if left.high != right.high { return left.high < right.high }
-            if left.low != right.low { return left.low < right.low }
-            return pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
+        if pairs.count >= radixThreshold {
+            radixSort(&order)
+            // Equal prefixes (keys longer than 16 bytes, or equal up to zero padding) are
+            // adjacent now; order each such run by the whole keys.
+            var start = 0
+            while start < order.count {
+                var end = start + 1
+                while end < order.count && order[end].high == order[start].high && order[end].low == order[start].low {
+                    end += 1
+                }
+                if end - start > 1 {
+                    order[start..<end].sort { left, right in
+                        pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
+                    }
+                }
+                start = end
+            }
+        } else {
+            order.sort { left, right in
+                if left.high != right.high { return left.high < right.high }
+                if left.low != right.low { return left.low < right.low }
+                return pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
+            }
         }
         return order.map { pairs[$0.index] }
+    }
+
+    /// A key's 16-byte prefix as two big-endian integers, and where the key is.
+    struct Prefixed {
+        var high: UInt64
+        var low: UInt64
+        var index: Int
+    }
+
+    /// From how many keys `sortedByKey` radix-sorts (below it, building the counts of a
+    /// pass costs more than the comparisons it saves).
+    static let radixThreshold = 256
+
+    /// Sorts `items` by (high, low), stably: a least-significant-digit radix sort of one byte
+    /// per pass, skipping the bytes every item has alike.
+    static func radixSort(_ items: inout [Prefixed]) {
+        guard let first = items.first else { return }
+        var differLow: UInt64 = 0
+        var differHigh: UInt64 = 0
+        for item in items {
+            differLow |= item.low ^ first.low
+            differHigh |= item.high ^ first.high
+        }
+        var spare = items
+        var counts = [Int](repeating: 0, count: 256)
+        for pass in 0..<16 {
+            let shift = UInt64((pass % 8) * 8)
+            let usesLow = pass < 8
+            guard ((usesLow ? differLow : differHigh) >> shift) & 0xFF != 0 else { continue }
+            items.withUnsafeBufferPointer { source in
+                spare.withUnsafeMutableBufferPointer { target in
+                    counts.withUnsafeMutableBufferPointer { counts in
+                        for digit in 0..<256 { counts[digit] = 0 }
+                        for item in source {
+                            counts[Int(((usesLow ? item.low : item.high) >> shift) & 0xFF)] += 1
+                        }
+                        var total = 0
+                        for digit in 0..<256 {
+                            let count = counts[digit]
+                            counts[digit] = total
+                            total += count
+                        }
+                        for item in source {
+                            let digit = Int(((usesLow ? item.low : item.high) >> shift) & 0xFF)
+                            target[counts[digit]] = item
+                            counts[digit] += 1
+                        }
+                    }
+                }
+            }
+            swap(&items, &spare)
+        }
     }
 
     /// The first 16 bytes of `key`, zero-padded, as two big-endian integers.
