@@ -12,17 +12,20 @@ import Foundation
 /// runThreads(4) { thread in seen.withLock { $0.append("thread \(thread)") } }
 /// ```
 ///
-/// `@unchecked Sendable`: `value` is only touched under `lock`.
+/// `@unchecked Sendable`: `storage` is only touched under `lock`.
 public final class Guarded<Value>: @unchecked Sendable {
     private let lock = NSLock()
-    private var value: Value
+    private var storage: Value
 
-    public init(_ value: Value) { self.value = value }
+    public init(_ value: Value) { storage = value }
 
     /// Runs `body` with the value, holding the lock.
     public func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         lock.lock()
         defer { lock.unlock() }
-        return try body(&value)
+        return try body(&storage)
     }
+
+    /// A copy of the value, read under the lock.
+    public var value: Value { withLock { $0 } }
 }

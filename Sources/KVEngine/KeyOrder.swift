@@ -57,6 +57,10 @@ enum KeyOrder {
             let (high, low) = prefix(pairs[index].key)
             order.append(Prefixed(high: high, low: low, index: index))
         }
+        /// For keys whose prefixes are equal: their whole bytes.
+        func wholeKeyPrecedes(_ left: Prefixed, _ right: Prefixed) -> Bool {
+            pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
+        }
         if pairs.count >= radixThreshold {
             radixSort(&order)
             // Equal prefixes (keys longer than 16 bytes, or equal up to zero padding) are
@@ -67,18 +71,14 @@ enum KeyOrder {
                 while end < order.count && order[end].high == order[start].high && order[end].low == order[start].low {
                     end += 1
                 }
-                if end - start > 1 {
-                    order[start..<end].sort { left, right in
-                        pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
-                    }
-                }
+                if end - start > 1 { order[start..<end].sort(by: wholeKeyPrecedes) }
                 start = end
             }
         } else {
             order.sort { left, right in
                 if left.high != right.high { return left.high < right.high }
                 if left.low != right.low { return left.low < right.low }
-                return pairs[left.index].key.withUnsafeBytes { Snapshot.compare($0, pairs[right.index].key) } < 0
+                return wholeKeyPrecedes(left, right)
             }
         }
         return order.map { pairs[$0.index] }

@@ -166,9 +166,8 @@ extension StoreCore {
     /// `Options.groupCommitWait`, and stops at once when as many commits are queued as
     /// writers were recently seen committing at once (`CommitQueue.expectedGroupSize`):
     /// without that stop, every group waited 20 µs after its last writer for one that was
-    /// not coming. A lone
-    /// writer never waits: its last group held one commit. Like PostgreSQL's
-    /// `commit_delay`, but bounded by arrivals rather than a fixed sleep.
+    /// not coming. A lone writer never waits: its last group held one commit. Like
+    /// PostgreSQL's `commit_delay`, but bounded by arrivals rather than a fixed sleep.
     private func gatherGroup() {
         guard options.groupCommitWait > 0 else { return }
         let (previous, expected, queued) = commitQueue.withLock { ($0.lastGroupSize, $0.expectedGroupSize, $0.waiters.count) }

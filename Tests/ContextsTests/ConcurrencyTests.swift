@@ -1,3 +1,4 @@
+import CairnTestSupport
 import Contexts
 import Dispatch
 import Foundation
@@ -10,7 +11,7 @@ struct ConcurrencyTests {
     func performIsFIFO() async throws {
         try await withTestStore { store in
             let context = store.context("fifo")
-            let order = Locked<[Int]>([])
+            let order = Guarded<[Int]>([])
             enqueue(200, on: context, into: order)
             // An async perform queues behind them.
             let count = try await context.perform { order.value.count }
@@ -21,7 +22,7 @@ struct ConcurrencyTests {
 
     /// Fire-and-forget `perform` from synchronous code. (In async code the async `perform`
     /// overload wins, as with Core Data's; see Docs/Contexts.md.)
-    func enqueue(_ count: Int, on context: ObjectContext, into order: Locked<[Int]>) {
+    func enqueue(_ count: Int, on context: ObjectContext, into order: Guarded<[Int]>) {
         for index in 0..<count {
             context.perform {
                 precondition(context.isOnQueue)

@@ -1,3 +1,4 @@
+import CairnTestSupport
 import Contexts
 import Dispatch
 import Foundation
@@ -166,10 +167,10 @@ struct QueryGenerationTests {
             try reader.setQueryGenerationFrom(.current)
             return try #require(reader.queryGenerationToken?.version)
         }
-        let stop = Locked<Bool>(false)
-        let writes = Locked<Int>(0)
-        let checkpoints = Locked<Int>(0)
-        let failures = Locked<[String]>([])
+        let stop = Guarded<Bool>(false)
+        let writes = Guarded<Int>(0)
+        let checkpoints = Guarded<Int>(0)
+        let failures = Guarded<[String]>([])
         // The writers block their threads (performAndWait), so they get threads of their own:
         // neither the cooperative pool's nor the global queue's (on Linux both share libdispatch's
         // few root-queue threads, and busy loops there would starve this task's sleeps).

@@ -174,10 +174,10 @@ struct StoreQueueTests {
         let perWorker = 60
         try await withTestStore { store in
             let queue = StoreQueue(store: store.objects.store, label: "counter", durability: .normal)
-            let stop = Locked<Bool>(false)
-            let torn = Locked<Int>(0)
-            let observations = Locked<Int>(0)
-            let failures = Locked<[String]>([])
+            let stop = Guarded<Bool>(false)
+            let torn = Guarded<Int>(0)
+            let observations = Guarded<Int>(0)
+            let failures = Guarded<[String]>([])
             /// One transaction: read the counter, bump it and its mirror, and log who did it.
             @Sendable func increment(by worker: String) -> @Sendable (KeyValueDatabase, inout Bool) throws -> Void {
                 { db, _ in

@@ -137,11 +137,3 @@ let policiesByName: [String: any MergePolicy] = [
 ]
 
 let policyNames = ["error", "storeTrump", "objectTrump", "overwrite", "rollback"]
-
-/// A Sendable box for results collected from several threads.
-final class Locked<Value: Sendable>: Sendable {
-    private let storage: Guarded<Value>
-    init(_ value: Value) { storage = Guarded(value) }
-    func withLock<Result: Sendable>(_ body: (inout Value) -> Result) -> Result { storage.withLock { body(&$0) } }
-    var value: Value { storage.withLock { $0 } }
-}
