@@ -24,6 +24,7 @@ test: deps
 	@echo "group-commit model (Docs/probes): builds and runs"
 	$(CC) -O2 -Wall -Werror -pthread Docs/probes/group-commit-model.c -o .build/group-commit-model
 	.build/group-commit-model serial 2 200 .build/group-commit-model.dat
+	.build/group-commit-model spin 2 200 .build/group-commit-model.dat
 
 demo: deps
 	$(SWIFT) build -c release --product cairn

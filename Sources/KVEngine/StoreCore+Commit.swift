@@ -2,6 +2,7 @@
 // checks its conditions, appends it to the log once, syncs once, publishes it to the
 // overlay and wakes the others with their results.
 
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,11 +21,25 @@ struct CommitQueue {
     private(set) var expectedGroupSize = 0
     /// Groups in a row that saw fewer writers than `expectedGroupSize`.
     private var smallerGroups = 0
+    /// The recent durable groups' log appends with their fdatasync, averaged (s); 0 before
+    /// the first.
+    private(set) var recentSyncSeconds = 0.0
 
     /// How many groups in a row with fewer writers make `expectedGroupSize` follow them
     /// down (when writers have gone away). One group left short by a late writer changes
     /// nothing.
     static let groupSizeMemory = 16
+
+    /// Records how long a durable group's append and sync took.
+    mutating func noteSync(seconds: Double) {
+        recentSyncSeconds = recentSyncSeconds == 0 ? seconds : recentSyncSeconds * 0.875 + seconds * 0.125
+    }
+
+    /// How long a writer queuing now yields before it sleeps: `limit`, or nothing while the
+    /// recent syncs averaged more than half of it.
+    func spinBudget(limit: Double) -> Double {
+        recentSyncSeconds <= limit / 2 ? limit : 0
+    }
 
     /// Records a group of `size` commits just taken off the queue. The writers still queued
     /// arrived while it was committed, so they count as concurrent with it: a writer that
@@ -47,26 +62,55 @@ struct CommitQueue {
 
 /// One writer waiting in the commit queue.
 ///
-/// `@unchecked Sendable`: `result` is written by the leader before it signals `wake`,
-/// and read by the owner after `wake`; the lock inside `wake` orders the two.
+/// A waiter first yields the processor in a loop, checking whether it was signalled, for at
+/// most its spin budget (`Options.commitSpinWait`); only then does it sleep on `wake`. A
+/// signal to a writer still yielding is one atomic exchange, with no system call: that is
+/// most of the time a durable group of 8 writers spends between two fdatasyncs
+/// (Docs/Benchmarks.md).
+///
+/// `@unchecked Sendable`: `result` is written by the leader before it signals, and read by
+/// the owner after it saw the signal; the exchange on `state` (release by the leader,
+/// acquire by the owner) orders the two, and `wake`'s lock does for a sleeping owner.
 final class CommitWaiter: @unchecked Sendable {
     let batch: WriteBatch
     let durability: Durability
     var result: Result<CommitInfo, KVError>?
-    let wake = ConditionLock(false)
+    /// `waiting` (yielding), `asleep` (on `wake`), or `signalled`. Only the owner moves it
+    /// from `waiting` to `asleep`; only `signal` sets `signalled`, from either.
+    private let state = Atomic<Int>(CommitWaiter.waiting)
+    private let wake = ConditionLock(false)
+
+    private static let waiting = 0, asleep = 1, signalled = 2
 
     init(batch: WriteBatch, durability: Durability) {
         self.batch = batch
         self.durability = durability
     }
 
+    /// Wakes the owner; a system call only when it already sleeps.
     func signal() {
-        wake.withLock { $0 = true }
-        wake.broadcast()
+        if state.exchange(CommitWaiter.signalled, ordering: .acquiringAndReleasing) == CommitWaiter.asleep {
+            wake.withLock { $0 = true }
+            wake.broadcast()
+        }
     }
 
-    func waitForSignal() {
+    /// Returns once signalled: yielding for at most `spin` seconds, then asleep. Returns
+    /// whether it slept.
+    @discardableResult
+    func waitForSignal(spinningFor spin: Double) -> Bool {
+        if spin > 0 {
+            let start = monotonicSeconds()
+            while state.load(ordering: .acquiring) != CommitWaiter.signalled {
+                if monotonicSeconds() - start >= spin { break }
+                sched_yield()
+            }
+        }
+        // Failing the exchange means `signal` came first: no sleep, and its release is seen.
+        guard state.compareExchange(expected: CommitWaiter.waiting, desired: CommitWaiter.asleep,
+                                    ordering: .acquiringAndReleasing).exchanged else { return false }
         wake.wait(until: { $0 }) { _, _ in }
+        return true
     }
 }
 
@@ -132,21 +176,22 @@ extension StoreCore {
     func commit(_ batch: WriteBatch, durability: Durability) throws(KVError) -> CommitInfo {
         try batch.validate(maxKeySize: maxKeySize)
         let waiter = CommitWaiter(batch: batch, durability: durability)
-        let isLeader = try commitQueue.withLock { (queue) throws(KVError) -> Bool in
+        let (isLeader, spin) = try commitQueue.withLock { (queue) throws(KVError) -> (Bool, Double) in
             if queue.closed { throw KVError.closed }
             queue.waiters.append(waiter)
-            return queue.waiters.count == 1
+            return (queue.waiters.count == 1, queue.spinBudget(limit: options.commitSpinWait))
         }
         // Woken once: either done by a leader, or made the head of the queue.
-        if !isLeader { waiter.waitForSignal() }
+        if !isLeader { waiter.waitForSignal(spinningFor: spin) }
         if let result = waiter.result { return try result.get() }
 
         if durability == .full { gatherGroup() }
         let group = commitQueue.withLock { queue in Array(queue.waiters.prefix(max(1, options.maxGroupCommits))) }
-        lead(group)
+        let syncSeconds = lead(group)
         let (next, closing) = commitQueue.withLock { queue -> (CommitWaiter?, Bool) in
             queue.waiters.removeFirst(group.count)
             queue.noteGroup(of: group.count)
+            if let syncSeconds { queue.noteSync(seconds: syncSeconds) }
             return (queue.waiters.first, queue.closed)
         }
         // Only `close` waits on the queue's condition, for it to drain.
@@ -193,7 +238,9 @@ extension StoreCore {
     /// Commits one group; sets every member's result. Results are set only once the
     /// group's log append has succeeded: a member whose batch only checks conditions may
     /// have been checked against an earlier member's writes, which count only if logged.
-    private func lead(_ group: [CommitWaiter]) {
+    /// Returns how long the log append took when it synced.
+    private func lead(_ group: [CommitWaiter]) -> Double? {
+        var syncSeconds: Double? = nil
         do {
             try waitForOverlaySpace()
             let view = try makeSnapshot(reserved: true)
@@ -222,12 +269,14 @@ extension StoreCore {
             }
             if !commits.isEmpty {
                 let sync = accepted.contains { $0.member.durability == .full }
+                let appendStart = monotonicSeconds()
                 do {
                     try log.withLock { (log) throws(KVError) in try log.append(commits, sync: sync) }
                 } catch {
                     for (member, _) in accepted { member.result = .failure(error) }
-                    return
+                    return nil
                 }
+                if sync { syncSeconds = monotonicSeconds() - appendStart }
                 let wakeApplier = overlay.withLock { state in
                     state.publish(commits)
                     return state.bytes >= options.applyThreshold
@@ -238,6 +287,7 @@ extension StoreCore {
         } catch {
             for member in group where member.result == nil { member.result = .failure(error) }
         }
+        return syncSeconds
     }
 
     /// Checks a batch's conditions against the latest state plus the group's earlier

@@ -1,6 +1,7 @@
 import Testing
 import CairnTestSupport
 @testable import KVEngine
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -207,6 +208,61 @@ import Glibc
         queue.noteGroup(of: 4)
         for _ in 1..<CommitQueue.groupSizeMemory { queue.noteGroup(of: 3) }
         #expect(queue.expectedGroupSize == 4)
+    }
+
+    /// A writer waiting for its group yields first and sleeps only after its budget; a signal
+    /// reaches it in either state, and one sent before it waits is not lost.
+    @Test func aWaitingWriterYieldsBeforeItSleepsAndNoSignalIsLost() async {
+        let signalledFirst = CommitWaiter(batch: WriteBatch(), durability: .full)
+        signalledFirst.signal()
+        #expect(signalledFirst.waitForSignal(spinningFor: 0) == false, "a waiter signalled before it waits must not sleep")
+
+        // Signalled 20 ms into a 30 s budget: seen while yielding, no sleep.
+        let yielding = CommitWaiter(batch: WriteBatch(), durability: .full)
+        let start = monotonicSeconds()
+        Thread.detachNewThread { usleep(20_000); yielding.signal() }
+        #expect(yielding.waitForSignal(spinningFor: 30) == false)
+        #expect(monotonicSeconds() - start < 10, "the yielding waiter missed its signal")
+
+        // No budget: asleep at once, and still woken.
+        let sleeping = CommitWaiter(batch: WriteBatch(), durability: .full)
+        Thread.detachNewThread { usleep(20_000); sleeping.signal() }
+        #expect(sleeping.waitForSignal(spinningFor: 0) == true)
+
+        // Many signals racing the switch from yielding to sleeping: every waiter returns.
+        let waiters = (0..<200).map { _ in CommitWaiter(batch: WriteBatch(), durability: .full) }
+        let returned = Guarded(0)
+        let done = DispatchGroup()
+        for (index, waiter) in waiters.enumerated() {
+            done.enter()
+            Thread.detachNewThread {
+                waiter.waitForSignal(spinningFor: Double(index % 4) * 50e-6)
+                returned.withLock { $0 += 1 }
+                done.leave()
+            }
+            Thread.detachNewThread {
+                usleep(UInt32(index % 7) * 30)
+                waiter.signal()
+            }
+        }
+        #expect(done.wait(timeout: .now() + 60) == .success)
+        #expect(returned.value == waiters.count, "a signal was lost between yielding and sleeping")
+    }
+
+    /// Waiters yield only while the disk syncs fast; a slow disk's writers sleep at once.
+    @Test func writersYieldOnlyWhileSyncsAreFast() {
+        var queue = CommitQueue()
+        #expect(queue.spinBudget(limit: 1e-3) == 1e-3, "before any sync")
+        queue.noteSync(seconds: 100e-6)
+        #expect(queue.recentSyncSeconds == 100e-6)
+        #expect(queue.spinBudget(limit: 1e-3) == 1e-3)
+        // One slow sync moves the average an eighth of the way.
+        queue.noteSync(seconds: 4.1e-3)
+        #expect(abs(queue.recentSyncSeconds - 600e-6) < 1e-9)
+        #expect(queue.spinBudget(limit: 1e-3) == 0)
+        for _ in 0..<40 { queue.noteSync(seconds: 100e-6) }
+        #expect(queue.spinBudget(limit: 1e-3) == 1e-3)
+        #expect(queue.spinBudget(limit: 0) == 0)
     }
 
     @Test func badKeysAndTablesAreTypedErrors() throws {
