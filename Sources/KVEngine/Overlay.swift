@@ -52,13 +52,22 @@ struct OverlayVersions {
         self.older = older
     }
 
-    /// Makes `entry` the newest version, keeping the previous one for older snapshots,
-    /// unless `fresh` says these versions were just made from `entry`.
+    /// Makes `entry` the newest version, unless `fresh` says these versions were just made
+    /// from `entry`. The previous newest is kept for the live snapshots that may read it
+    /// (`intervals`); when none may, it is dropped here, and its size is returned for the
+    /// caller's byte count (0 when kept or fresh). A key rewritten before it is applied
+    /// then costs no array of older versions, and the applier has no copy to prune.
     @inline(__always)
-    mutating func push(_ entry: OverlayEntry, unless fresh: UnsafeMutablePointer<Bool>) {
-        if fresh.pointee { return }
-        older.append(newest)
+    mutating func push(_ entry: OverlayEntry, unless fresh: UnsafeMutablePointer<Bool>,
+                       intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
+        if fresh.pointee { return nil }
+        let previous = newest
         newest = entry
+        if intervals.contains(where: { $0.floor < previous.commitVersion && previous.commitVersion <= $0.version }) {
+            older.append(previous)
+            return nil
+        }
+        return previous
     }
 
     /// The newest entry at or below `version`, if it is above `floor`.
@@ -135,6 +144,9 @@ struct OverlayState {
         var lastTable: String? = nil
         var newKeysInRun = 0
         let bytesBefore = bytes
+        // No snapshot opened later can read a version this publish replaces: it sees these
+        // commits. So a replaced version is kept only for the snapshots open now.
+        let intervals = neededIntervals
         for commit in commits {
             for operation in commit.operations {
                 let entry = OverlayEntry(
@@ -150,11 +162,13 @@ struct OverlayState {
                 // One hash per write: the default subscript inserts a new key's versions,
                 // or hands over an existing key's, in the same lookup; `fresh` tells which.
                 var fresh = false
-                withUnsafeMutablePointer(to: &fresh) { fresh in
-                    entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)].push(entry, unless: fresh)
+                let dropped = withUnsafeMutablePointer(to: &fresh) { fresh in
+                    entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)]
+                        .push(entry, unless: fresh, intervals: intervals)
                 }
                 if fresh { newKeysInRun += 1 }
                 bytes += entry.byteCount + operation.key.count
+                if let dropped { bytes -= dropped.byteCount + operation.key.count }
             }
             unapplied.append(commit)
         }

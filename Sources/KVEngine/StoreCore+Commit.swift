@@ -267,6 +267,9 @@ extension StoreCore {
                     }
                 }
             }
+            // Done reading. Closed before the publish, so the view does not count as a live
+            // snapshot that still needs the versions this group replaces.
+            view.close()
             if !commits.isEmpty {
                 let sync = accepted.contains { $0.member.durability == .full }
                 let appendStart = monotonicSeconds()
