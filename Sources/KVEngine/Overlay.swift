@@ -147,18 +147,20 @@ struct OverlayState {
         // No snapshot opened later can read a version this publish replaces: it sees these
         // commits. So a replaced version is kept only for the snapshots open now.
         let intervals = neededIntervals
+        var seeded = Hasher()
         for commit in commits {
             for operation in commit.operations {
                 let entry = OverlayEntry(
                     commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
-                let tableKey = TableKey(table: operation.table, key: operation.key)
-                // Batches write runs of one table: look the table up once per run.
+                // Batches write runs of one table: look the table up, and hash its name, once per run.
                 if operation.table != lastTable {
                     if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
                     newKeysInRun = 0
                     if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
                     lastTable = operation.table
+                    seeded = TableKey.seededHasher(operation.table)
                 }
+                let tableKey = TableKey(table: operation.table, key: operation.key, seeded: seeded)
                 // One hash per write: the default subscript inserts a new key's versions,
                 // or hands over an existing key's, in the same lookup; `fresh` tells which.
                 var fresh = false

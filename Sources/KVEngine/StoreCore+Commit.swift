@@ -134,12 +134,24 @@ struct TableKey: Hashable {
     let digest: UInt64
 
     init(table: String, key: [UInt8]) {
+        self.init(table: table, key: key, seeded: TableKey.seededHasher(table))
+    }
+
+    /// `seeded`: `seededHasher(table)`, made once for a run of one table's keys.
+    @inline(__always)
+    init(table: String, key: [UInt8], seeded: Hasher) {
         self.table = table
         self.key = key
-        var hasher = Hasher()
-        hasher.combine(table)  // delimited: a table's end is not a key's start
+        var hasher = seeded
         key.withUnsafeBytes { hasher.combine(bytes: $0) }
         digest = UInt64(bitPattern: Int64(hasher.finalize()))
+    }
+
+    /// A hasher that has taken `table` (delimited: a table's end is not a key's start).
+    static func seededHasher(_ table: String) -> Hasher {
+        var hasher = Hasher()
+        hasher.combine(table)
+        return hasher
     }
 
     static func == (lhs: TableKey, rhs: TableKey) -> Bool {
@@ -377,8 +389,16 @@ extension StoreCore {
                 }
             }
         }
+        // Batches write runs of one table: its part of each key's digest is hashed once a run.
+        var hasherTable: String? = nil
+        var seeded = Hasher()
         for operation in batch.operations {
-            let tableKey = TableKey(table: operation.table, key: operation.key)
+            let table = operation.table
+            if table != hasherTable {
+                seeded = TableKey.seededHasher(table)
+                hasherTable = table
+            }
+            let tableKey = TableKey(table: table, key: operation.key, seeded: seeded)
             try evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved])
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
