@@ -96,16 +96,31 @@ public struct WriteBatch: Sendable, Equatable {
         // Batches write runs of one table: check a name and count its bytes once per run.
         var lastTable: String? = nil
         var tableBytes = 0
-        for operation in operations {
-            if operation.table != lastTable {
-                try Store.validate(table: operation.table)
-                lastTable = operation.table
-                tableBytes = operation.table.utf8.count
+        // Each operation's parts are borrowed in place, not copied out of the array (a copy
+        // retains and releases a table, a key and a value: most of this loop's cost before).
+        try operations.withUnsafeBufferPointer { (operations) throws(KVError) in
+            for index in operations.indices {
+                let keyCount: Int
+                var valueBytes = 0
+                switch operations[index] {
+                case .put(let table, let key, let value, _):
+                    if table != lastTable { try startRun(table) }
+                    try Store.validate(key: key, maxKeySize: maxKeySize)
+                    keyCount = key.count
+                    valueBytes = 4 + value.count
+                case .delete(let table, let key, _), .check(let table, let key, _):
+                    if table != lastTable { try startRun(table) }
+                    try Store.validate(key: key, maxKeySize: maxKeySize)
+                    keyCount = key.count
+                }
+                // The exact size of the operation in the log payload (see LogFormat.swift).
+                payload += 1 + 1 + tableBytes + 2 + keyCount + 8 + valueBytes
             }
-            try Store.validate(key: operation.key, maxKeySize: maxKeySize)
-            // The exact size of the operation in the log payload (see LogFormat.swift).
-            payload += 1 + 1 + tableBytes + 2 + operation.key.count + 8
-            if case .put(_, _, let value, _) = operation { payload += 4 + value.count }
+        }
+        func startRun(_ table: String) throws(KVError) {
+            try Store.validate(table: table)
+            lastTable = table
+            tableBytes = table.utf8.count
         }
         if payload > LogFormat.maxPayloadSize {
             throw KVError.tooLarge(bytes: payload, limit: LogFormat.maxPayloadSize)
