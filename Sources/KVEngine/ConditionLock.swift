@@ -8,7 +8,10 @@ import Glibc
 package final class ConditionLock<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
-    private var value: Value
+    /// Unchecked exclusivity: every access is under `mutex`, which already makes it
+    /// exclusive (a nested `withLock` would deadlock on the mutex before any check could
+    /// fire), and the runtime's check cost about 100 instructions per lock taken.
+    @exclusivity(unchecked) private var value: Value
 
     package init(_ value: Value) {
         self.value = value

@@ -22,6 +22,9 @@ struct OverlayEntry {
     let value: [UInt8]?
 
     var byteCount: Int { 48 + (value?.count ?? 0) }
+
+    /// The record's state after this entry.
+    var state: RecordState { value == nil ? .deleted(recordVersion) : .live(recordVersion) }
 }
 
 /// A live snapshot, as the overlay and the stats see it.
@@ -68,6 +71,25 @@ struct OverlayVersions {
             return nil
         }
         return previous
+    }
+
+    /// The record state of the newest entry at or below `version`, if it is above `floor`:
+    /// `visible` without copying the entry (whose value a copy would retain, touching its
+    /// memory, for a check that needs the version only).
+    @inline(__always)
+    func visibleState(floor: UInt64, version: UInt64) -> RecordState? {
+        if newest.commitVersion <= version { return newest.commitVersion > floor ? newest.state : nil }
+        for index in older.indices.reversed() where older[index].commitVersion <= version {
+            return older[index].commitVersion > floor ? older[index].state : nil
+        }
+        return nil
+    }
+
+    /// `visibleState`, called through a modify accessor (see `OverlayState.recordState`).
+    /// Changes nothing.
+    @inline(__always)
+    mutating func visibleStateInPlace(floor: UInt64, version: UInt64) -> RecordState? {
+        visibleState(floor: floor, version: version)
     }
 
     /// The newest entry at or below `version`, if it is above `floor`.
@@ -132,6 +154,15 @@ struct OverlayState {
     @inline(__always)
     func entry(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> OverlayEntry? {
         entries[tableKey]?.visible(floor: floor, version: version)
+    }
+
+    /// The overlay's record state for `key` in a snapshot (floor, version), or nil to ask
+    /// LMDB. Mutating only to reach the versions in place, through the dictionary's modify
+    /// accessor: its getter would copy them, retaining (and touching) their value arrays.
+    @inline(__always)
+    mutating func recordState(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> RecordState? {
+        guard let index = entries.index(forKey: tableKey) else { return nil }
+        return entries.values[index].visibleStateInPlace(floor: floor, version: version)
     }
 
     /// Adds acknowledged commits.

@@ -405,6 +405,12 @@ enum StoredState {
            let entry = overlay.withLock({ $0.entry(tableKey ?? TableKey(table: table, key: key), floor: floor, version: version) }) {
             return .overlay(entry)
         }
+        return try lookupStored(key, in: table, transaction: transaction, handles: &handles)
+    }
+
+    /// LMDB's half of `lookup`: what the snapshot's read transaction holds for `key`.
+    static func lookupStored(_ key: [UInt8], in table: String, transaction: LMDBTransaction,
+                             handles: inout TableHandles) throws(KVError) -> StoredState {
         guard let handle = handles.handle(of: table) else { return .absent }
         return try key.withBytes { (keyBytes) throws(KVError) -> StoredState in
             guard let bytes = try transaction.stored(keyBytes, in: handle) else { return .absent }
@@ -426,11 +432,14 @@ struct StateReader {
     /// What the snapshot holds for `tableKey` (its key already validated): nothing, a live
     /// record, or a tombstone.
     mutating func recordState(of tableKey: TableKey) throws(KVError) -> RecordState {
-        switch try StoredState.lookup(tableKey.key, in: tableKey.table, tableKey: tableKey,
-                                      transaction: transaction, overlay: overlay,
-                                      floor: floor, version: version, handles: &handles) {
+        // The overlay first, as `StoredState.lookup` does, reading versions only.
+        if floor < version,
+           let state = overlay.withLock({ $0.recordState(tableKey, floor: floor, version: version) }) {
+            return state
+        }
+        switch try StoredState.lookupStored(tableKey.key, in: tableKey.table, transaction: transaction, handles: &handles) {
         case .absent: return .absent
-        case .overlay(let entry): return entry.value == nil ? .deleted(entry.recordVersion) : .live(entry.recordVersion)
+        case .overlay(let entry): return entry.state
         case let .stored(version, _, isTombstone): return isTombstone ? .deleted(version) : .live(version)
         }
     }

@@ -54,4 +54,25 @@ import CairnTestSupport
             #expect(text(try applied.get("k")?.value) == "four")
         }
     }
+
+    /// The commit path reads a key's state without copying its entry; it must answer as the
+    /// reads' `visible` does, for every snapshot interval.
+    @Test func theStateReadInPlaceMatchesTheVisibleEntry() {
+        let entries = [
+            OverlayEntry(commitVersion: 3, recordVersion: 1, value: [1]),
+            OverlayEntry(commitVersion: 5, recordVersion: 1, value: nil),
+            OverlayEntry(commitVersion: 8, recordVersion: 2, value: [2, 2]),
+        ]
+        var versions = OverlayVersions(newest: entries[2], older: Array(entries[..<2]))
+        for floor in UInt64(0)...9 {
+            for version in floor...10 {
+                let expected = versions.visible(floor: floor, version: version)?.state
+                #expect(versions.visibleState(floor: floor, version: version) == expected, "floor \(floor), version \(version)")
+                #expect(versions.visibleStateInPlace(floor: floor, version: version) == expected)
+            }
+        }
+        #expect(versions.visibleState(floor: 4, version: 6) == .deleted(1))
+        #expect(versions.visibleState(floor: 0, version: 4) == .live(1))
+        #expect(versions.visibleState(floor: 8, version: 10) == nil)
+    }
 }
