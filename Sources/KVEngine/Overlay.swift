@@ -317,7 +317,8 @@ struct OverlayState {
         -> [(key: [UInt8], entry: OverlayEntry)]
     {
         var result: [(key: [UInt8], entry: OverlayEntry)] = []
-        guard keysPerTable[table] != nil else { return result }
+        guard let keyCount = keysPerTable[table] else { return result }
+        result.reserveCapacity(keyCount)
         for (tableKey, versions) in entries where tableKey.table == table {
             let key = tableKey.key
             if let lower, key.lexicographicallyPrecedes(lower) { continue }
