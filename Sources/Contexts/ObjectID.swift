@@ -19,7 +19,27 @@ import Foundation
 public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     enum Identity: Sendable, Hashable {
         case permanent(UInt64)
-        case temporary(UUID)
+        /// A UUID's 16 bytes as two integers: Foundation's `UUID` has a layout fixed only at
+        /// run time, which made every copy of an ID (several per object in a fetch or a
+        /// save) a call through the runtime's value witnesses. Two integers copy inline.
+        case temporary(UInt64, UInt64)
+
+        static func temporary(_ uuid: UUID) -> Identity {
+            withUnsafeBytes(of: uuid.uuid) { bytes in
+                .temporary(bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                           bytes.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+            }
+        }
+
+        /// The UUID of a temporary identity.
+        static func uuid(_ high: UInt64, _ low: UInt64) -> UUID {
+            var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            withUnsafeMutableBytes(of: &uuid) { bytes in
+                bytes.storeBytes(of: high, toByteOffset: 0, as: UInt64.self)
+                bytes.storeBytes(of: low, toByteOffset: 8, as: UInt64.self)
+            }
+            return UUID(uuid: uuid)
+        }
     }
 
     /// The name of the object's entity.
@@ -84,7 +104,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public var uriString: String {
         switch identity {
         case .permanent(let key): return "cairn://\(entityName)/p\(key)"
-        case .temporary(let uuid): return "cairn://\(entityName)/t\(uuid.uuidString)"
+        case let .temporary(high, low): return "cairn://\(entityName)/t\(Identity.uuid(high, low).uuidString)"
         }
     }
 
@@ -167,7 +187,9 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public func hash(into hasher: inout Hasher) {
         switch identity {
         case .permanent(let key): hasher.combine(key)
-        case .temporary(let uuid): hasher.combine(uuid)
+        case let .temporary(high, low):
+            hasher.combine(high)
+            hasher.combine(low)
         }
     }
 
@@ -179,10 +201,11 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     public func _rawHashValue(seed: Int) -> Int {
         switch identity {
         case .permanent(let key): return key._rawHashValue(seed: seed)
-        case .temporary(let uuid):
+        case let .temporary(high, low):
             var hasher = Hasher()
             hasher.combine(seed)
-            hasher.combine(uuid)
+            hasher.combine(high)
+            hasher.combine(low)
             return hasher.finalize()
         }
     }

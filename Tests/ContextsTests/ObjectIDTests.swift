@@ -75,6 +75,18 @@ struct ObjectIDTests {
             let context = store.context("A")
             let id = context.performAndWait { context.insert(entity: "Person").objectID }
             #expect(ObjectID(uriRepresentation: id.uriRepresentation) == id)
+            // The identity keeps a UUID's 16 bytes: a given UUID's text comes back exactly,
+            // and the ID read from it equals, hashes and prints as the original.
+            let uuid = UUID()
+            let text = "cairn://Person/t\(uuid.uuidString)"
+            let parsed = try #require(ObjectID(uriString: text))
+            #expect(parsed.uriString == text)
+            #expect(parsed.isTemporaryID)
+            let again = try #require(ObjectID(uriString: text))
+            #expect(parsed == again && parsed.hashValue == again.hashValue)
+            #expect(Set([parsed, again, id]).count == 2)
+            let other = try #require(ObjectID(uriString: "cairn://Person/t\(UUID().uuidString)"))
+            #expect(other != parsed)
         }
     }
 
