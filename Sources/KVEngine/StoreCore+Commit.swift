@@ -78,7 +78,10 @@ final class CommitWaiter: @unchecked Sendable {
     /// `waiting` (yielding), `asleep` (on `wake`), or `signalled`. Only the owner moves it
     /// from `waiting` to `asleep`; only `signal` sets `signalled`, from either.
     private let state = Atomic<Int>(CommitWaiter.waiting)
-    private let wake = ConditionLock(false)
+    /// Made by the owner only when it goes to sleep (most waiters never do), before its
+    /// exchange to `asleep`; `signal` reads it only after seeing `asleep`, so that exchange
+    /// (release, then acquire) publishes it.
+    private var wake: ConditionLock<Bool>? = nil
 
     private static let waiting = 0, asleep = 1, signalled = 2
 
@@ -89,7 +92,8 @@ final class CommitWaiter: @unchecked Sendable {
 
     /// Wakes the owner; a system call only when it already sleeps.
     func signal() {
-        if state.exchange(CommitWaiter.signalled, ordering: .acquiringAndReleasing) == CommitWaiter.asleep {
+        if state.exchange(CommitWaiter.signalled, ordering: .acquiringAndReleasing) == CommitWaiter.asleep,
+           let wake {
             wake.withLock { $0 = true }
             wake.broadcast()
         }
@@ -106,6 +110,8 @@ final class CommitWaiter: @unchecked Sendable {
                 sched_yield()
             }
         }
+        let wake = ConditionLock(false)
+        self.wake = wake
         // Failing the exchange means `signal` came first: no sleep, and its release is seen.
         guard state.compareExchange(expected: CommitWaiter.waiting, desired: CommitWaiter.asleep,
                                     ordering: .acquiringAndReleasing).exchanged else { return false }
