@@ -73,16 +73,23 @@ struct OverlayVersions {
         return previous
     }
 
-    /// The record state of the newest entry at or below `version`, if it is above `floor`:
-    /// `visible` without copying the entry (whose value a copy would retain, touching its
-    /// memory, for a check that needs the version only).
+    /// Where the newest entry at or below `version` is, if it is above `floor`:
+    /// `older.count` for `newest`, else its index in `older`.
     @inline(__always)
-    func visibleState(floor: UInt64, version: UInt64) -> RecordState? {
-        if newest.commitVersion <= version { return newest.commitVersion > floor ? newest.state : nil }
+    private func visiblePosition(floor: UInt64, version: UInt64) -> Int? {
+        if newest.commitVersion <= version { return newest.commitVersion > floor ? older.count : nil }
         for index in older.indices.reversed() where older[index].commitVersion <= version {
-            return older[index].commitVersion > floor ? older[index].state : nil
+            return older[index].commitVersion > floor ? index : nil
         }
         return nil
+    }
+
+    /// The record state of the visible entry (see `visible`), read in place: copying the
+    /// entry would retain its value, touching its memory, for a check that needs the
+    /// version only.
+    @inline(__always)
+    func visibleState(floor: UInt64, version: UInt64) -> RecordState? {
+        visiblePosition(floor: floor, version: version).map { $0 == older.count ? newest.state : older[$0].state }
     }
 
     /// `visibleState`, called through a modify accessor (see `OverlayState.recordState`).
@@ -95,11 +102,7 @@ struct OverlayVersions {
     /// The newest entry at or below `version`, if it is above `floor`.
     @inline(__always)
     func visible(floor: UInt64, version: UInt64) -> OverlayEntry? {
-        if newest.commitVersion <= version { return newest.commitVersion > floor ? newest : nil }
-        for entry in older.reversed() where entry.commitVersion <= version {
-            return entry.commitVersion > floor ? entry : nil
-        }
-        return nil
+        visiblePosition(floor: floor, version: version).map { $0 == older.count ? newest : older[$0] }
     }
 }
 

@@ -103,12 +103,11 @@ final class CommitWaiter: @unchecked Sendable {
     /// whether it slept.
     @discardableResult
     func waitForSignal(spinningFor spin: Double) -> Bool {
-        if spin > 0 {
-            let start = monotonicSeconds()
-            while state.load(ordering: .acquiring) != CommitWaiter.signalled {
-                if monotonicSeconds() - start >= spin { break }
-                sched_yield()
-            }
+        let start = monotonicSeconds()
+        while spin > 0 {
+            if state.load(ordering: .acquiring) == CommitWaiter.signalled { return false }
+            if monotonicSeconds() - start >= spin { break }
+            sched_yield()
         }
         let wake = ConditionLock(false)
         self.wake = wake
