@@ -62,7 +62,7 @@ extension ObjectContext {
     public func insert(_ object: StoredObject) {
         checkQueue()
         guard case .unattached = object.lifecycle else {
-            if object.owner === self, case .registered = object.lifecycle {
+            if object.link === link, case .registered = object.lifecycle {
                 contextMisuse("ObjectContext '\(name)': StoredObject \(object.storedID) is already inserted in this context")
             }
             checkOwnership(object, "insert(_:)")

@@ -88,6 +88,8 @@ public final class ObjectContext: @unchecked Sendable {
     /// The thread running a block of this context's queue now, 0 when none: the fast path of
     /// `isOnQueue` (see `runningHere`).
     let runningThread = Atomic<UInt>(0)
+    /// The way this context's objects reach it (see ``ContextLink``).
+    let link = ContextLink()
 
     // Guarded by `queue`. The per-object ones skip the runtime exclusivity check, as
     // StoredObject's properties do (see there).
@@ -129,9 +131,11 @@ public final class ObjectContext: @unchecked Sendable {
         } else {
             core.rootContexts.withLock { WeakContext.append(self, to: &$0) }
         }
+        link.attach(self)
     }
 
     deinit {
+        link.close()
         // The main queue outlives its contexts; do not leave our key on it.
         if concurrencyType == .mainQueue { queue.setSpecific(key: queueKey, value: nil) }
         eventStreams.finishAll()
@@ -187,7 +191,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// The object's side of registering: it belongs to this context from now on.
     func attach(_ object: StoredObject) {
-        object.owner = self
+        object.link = link
         object.ownerName = name
         object.lifecycle = .registered
     }
@@ -216,7 +220,7 @@ public final class ObjectContext: @unchecked Sendable {
         registry[object.storedID] = nil
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
         object.lifecycle = .forgotten(reason)
-        object.owner = nil
+        object.link = nil
         object.insertedFlag = false
         object.deletedFlag = false
         object.conflictCheckMark = false
@@ -260,7 +264,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Stops the process unless `object` is registered in this context.
     func checkOwnership(_ object: StoredObject, _ operation: String) {
         switch object.lifecycle {
-        case .registered where object.owner === self:
+        case .registered where object.link === link:
             return
         case .registered:
             contextMisuse(

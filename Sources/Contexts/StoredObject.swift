@@ -42,7 +42,8 @@ public final class StoredObject {
     // no access to one of them overlaps another access to it in this module, so the check has
     // nothing to catch.
     @exclusivity(unchecked) var storedID: ObjectID
-    @exclusivity(unchecked) weak var owner: ObjectContext?
+    /// How the object reaches its context while registered (see ``ContextLink``).
+    @exclusivity(unchecked) var link: ContextLink?
     @exclusivity(unchecked) var ownerName = ""
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// Registered by ID only; values not loaded yet (loaded on first access).
@@ -281,6 +282,9 @@ public final class StoredObject {
         return true
     }
 
+    /// The context the object is registered in, while that context lives.
+    var owner: ObjectContext? { link?.context }
+
     /// Stops the process unless the object may be used here; loads a fault.
     func checkAccess() {
         switch lifecycle {
@@ -291,13 +295,15 @@ public final class StoredObject {
                 "StoredObject \(storedID) used after \(reason); it no longer belongs to context '\(ownerName)'. "
                     + "Keep its objectID and get the object again with context.object(with:) or existingObject(with:)")
         case .registered:
-            guard let owner else {
+            let reached: Void? = link?.withContext { owner in
+                owner.checkQueue()
+                if isFaultStorage { owner.fulfillFault(self) }
+            }
+            if reached == nil {
                 contextMisuse(
                     "StoredObject \(storedID) used after its context '\(ownerName)' was deallocated; "
                         + "keep the context alive as long as its objects")
             }
-            owner.checkQueue()
-            if isFaultStorage { owner.fulfillFault(self) }
         }
     }
 

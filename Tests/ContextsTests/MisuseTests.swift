@@ -60,6 +60,26 @@ struct MisuseTests {
         #expect(stderr.contains("context.object(with:)"))
     }
 
+    @Test("using an object after its context was deallocated")
+    func objectAfterContextDeallocated() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
+                var context: ObjectContext? = store.context("Gone")
+                let object = context!.performAndWait { context!.insert(entity: "Person") }
+                weak let watcher = context
+                context = nil
+                precondition(watcher == nil, "the test needs the context deallocated here")
+                object["name"] = .string("Ann")   // its context is gone
+            }
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("used after its context 'Gone' was deallocated"))
+        #expect(stderr.contains("keep the context alive as long as its objects"))
+    }
+
     @Test("deleting an object of another context")
     func deleteForeignObject() async throws {
         let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
