@@ -152,13 +152,37 @@ package struct LoggedOperation: Sendable, Equatable {
     package var value: [UInt8]?
     /// A put whose key held a tombstone (or is deleted earlier in the log, which leaves one).
     package var replacesTombstone: Bool
+    /// The key's `TableKey` digest, when the commit path already hashed it: the overlay's
+    /// publish and prune take it instead of hashing the key again. Not logged (a digest is
+    /// keyed by a seed per process), nil for operations read from the log, and not part of
+    /// equality. 0: none (a real digest of 0 is only hashed again).
+    let digest: UInt64
 
     package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false) {
+        self.init(table: table, key: key, recordVersion: recordVersion, value: value,
+                  replacesTombstone: replacesTombstone, digest: 0)
+    }
+
+    @inline(__always)
+    init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false,
+         digest: UInt64) {
         self.table = table
         self.key = key
         self.recordVersion = recordVersion
         self.value = value
         self.replacesTombstone = replacesTombstone && value != nil
+        self.digest = digest
+    }
+
+    /// The operation's key as the overlay's dictionary key, from the kept digest if any.
+    var tableKey: TableKey {
+        if digest != 0 { return TableKey(table: table, key: key, digest: digest) }
+        return TableKey(table: table, key: key)
+    }
+
+    package static func == (lhs: LoggedOperation, rhs: LoggedOperation) -> Bool {
+        lhs.table == rhs.table && lhs.key == rhs.key && lhs.recordVersion == rhs.recordVersion
+            && lhs.value == rhs.value && lhs.replacesTombstone == rhs.replacesTombstone
     }
 }
 

@@ -194,7 +194,9 @@ struct OverlayState {
                     lastTable = operation.table
                     seeded = TableKey.seededHasher(operation.table)
                 }
-                let tableKey = TableKey(table: operation.table, key: operation.key, seeded: seeded)
+                let tableKey = operation.digest != 0
+                    ? TableKey(table: operation.table, key: operation.key, digest: operation.digest)
+                    : TableKey(table: operation.table, key: operation.key, seeded: seeded)
                 // One hash per write: the default subscript inserts a new key's versions,
                 // or hands over an existing key's, in the same lookup; `fresh` tells which.
                 var fresh = false
@@ -243,7 +245,7 @@ struct OverlayState {
             return dropped
         }
         prune(unapplied[unappliedHead..<(unappliedHead + count)].lazy.flatMap { commit in
-            commit.operations.lazy.map { TableKey(table: $0.table, key: $0.key) }
+            commit.operations.lazy.map(\.tableKey)
         }, intervals: intervals)
         unappliedHead += count
         if unappliedHead > 1024 && unappliedHead * 2 > unapplied.count {

@@ -152,6 +152,13 @@ struct TableKey: Hashable {
         digest = UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
+    /// A key whose digest was computed before (by this process: digests are seeded).
+    init(table: String, key: [UInt8], digest: UInt64) {
+        self.table = table
+        self.key = key
+        self.digest = digest
+    }
+
     /// A hasher that has taken `table` (delimited: a table's end is not a key's start).
     static func seededHasher(_ table: String) -> Hasher {
         var hasher = Hasher()
@@ -368,13 +375,14 @@ extension StoreCore {
                 var replacesTombstone = false
                 if case .deleted = state { replacesTombstone = true }
                 operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
-                                                  replacesTombstone: replacesTombstone))
+                                                  replacesTombstone: replacesTombstone, digest: tableKey.digest))
                 slot = .live(next)
                 versions.append(next)
             case let .delete(table, key, required):
                 condition = required
                 if state.exists {
-                    operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil))
+                    operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil,
+                                                      digest: tableKey.digest))
                     slot = .deleted(current)
                 }
                 versions.append(0)
