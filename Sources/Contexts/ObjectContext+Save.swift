@@ -148,14 +148,15 @@ extension ObjectContext {
 
     /// The save set as entries, after validating it and allocating keys for new objects.
     private func collectEntries() throws -> [SaveEntry] {
-        // One pass decides each object's step (comparing values once per object).
-        var saveSet: [(object: StoredObject, step: SaveEntry.Step)] = []
-        var inserted: [StoredObject] = []
+        // One pass decides each object's step (comparing values once per object) and makes its
+        // entry, under the ID it has now; inserted objects get their permanent IDs below.
+        var entries: [SaveEntry] = []
+        var insertedEntries: [Int] = []
         for object in objectsInOrder where !object.isFaultStorage {
             let step: SaveEntry.Step
             if object.insertedFlag {
                 step = .insert
-                inserted.append(object)
+                insertedEntries.append(entries.count)
             } else if object.deletedFlag {
                 step = .delete
             } else if isUpdated(object) {
@@ -165,23 +166,21 @@ extension ObjectContext {
             } else {
                 continue
             }
-            saveSet.append((object, step))
+            entries.append(SaveEntry(
+                object: object, id: object.storedID, step: step,
+                values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion))
         }
-        for (object, step) in saveSet where !object.deletedFlag {
-            switch step {
-            case .insert, .update: try object.entity.validate(object.current, of: object.storedID)
+        for index in entries.indices where !entries[index].object.deletedFlag {
+            switch entries[index].step {
+            case .insert, .update: try entries[index].object.entity.validate(entries[index].values, of: entries[index].id)
             default: break
             }
         }
-        let newIDs = try allocateKeys(for: inserted)
-        var entries: [SaveEntry] = []
-        entries.reserveCapacity(saveSet.count)
-        for (object, step) in saveSet {
-            var id = object.storedID
-            if case .insert = step, let newID = newIDs[ObjectIdentifier(object)] { id = newID }
-            entries.append(SaveEntry(
-                object: object, id: id, step: step,
-                values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion))
+        if !insertedEntries.isEmpty {
+            let newIDs = try allocateKeys(for: insertedEntries.map { entries[$0].object })
+            for index in insertedEntries {
+                if let newID = newIDs[ObjectIdentifier(entries[index].object)] { entries[index].id = newID }
+            }
         }
         return entries
     }
@@ -282,6 +281,18 @@ extension ObjectContext {
         for (operation, entryIndex) in entryOfOperation.enumerated() where operation < recordVersions.count {
             versionOfEntry[entryIndex] = recordVersions[operation]
         }
+        // The ID lists are made at their final size (a save of many objects regrew them a
+        // dozen times).
+        var updates = 0, inserts = 0
+        for index in entries.indices {
+            switch entries[index].step {
+            case .insert, .update:
+                if !entries[index].object.insertedFlag && entries[index].ancestorVersion != 0 { updates += 1 } else { inserts += 1 }
+            default: break
+            }
+        }
+        report.updatedObjectIDs.reserveCapacity(report.updatedObjectIDs.count + updates)
+        report.insertedObjectIDs.reserveCapacity(report.insertedObjectIDs.count + inserts)
         // Fields are read from the array in place (`entries[index].…`): copying whole entries
         // would retain and release everything they hold, per object.
         for index in entries.indices {

@@ -46,7 +46,11 @@ struct SaveEntry {
     }
 
     /// Adds the entry's operation to `batch`; false when it writes nothing.
-    func append(to batch: inout WriteBatch) -> Bool {
+    ///
+    /// `mutating` though it changes nothing: called on an array element, a mutating method
+    /// works on the element in place, where a non-mutating one was handed a copy of the whole
+    /// entry (a retain and a release of everything it holds, per object).
+    mutating func append(to batch: inout WriteBatch) -> Bool {
         guard let condition else { return false }
         switch step {
         case .insert, .update:
