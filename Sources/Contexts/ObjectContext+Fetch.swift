@@ -32,7 +32,16 @@ extension ObjectContext {
             // is no need to collect candidates first.
             let layout = entity.layout
             let predicate = request.predicate.map { ResolvedPredicate($0, layout: layout) }
-            try forEachVisible(of: entity) { item in
+            // A context holding nothing (the usual first fetch) meets only records: the result
+            // is the objects made, in order, so they are collected once.
+            let onlyMade = registry.isEmpty
+            try forEachVisible(of: entity, expecting: { count in
+                // Sized once for a fetch of everything (no predicate), instead of regrown.
+                guard predicate == nil else { return }
+                made.reserveCapacity(count)
+                ids.reserveCapacity(count)
+                if !onlyMade { objects.reserveCapacity(count) }
+            }) { item in
                 switch item {
                 case .registered(let object):
                     if predicate?.evaluate(object.current, layout: layout) ?? true { objects.append(object) }
@@ -41,9 +50,10 @@ extension ObjectContext {
                     let object = attachedObject(entity, record.id, record.values, record.version)
                     made.append(object)
                     ids.append(record.id)
-                    objects.append(object)
+                    if !onlyMade { objects.append(object) }
                 }
             }
+            if onlyMade { objects = made }
         } else {
             objects = try matches(for: request, entity: entity).map { candidate in
                 switch candidate.source {

@@ -150,7 +150,9 @@ extension ObjectContext {
     /// Visits this context's view of `entity`: each base record once (as the registered object
     /// when there is one, skipping pending deletes), then the pending inserts. Faults met on the
     /// way are filled from the same read, so one fetch is consistent.
-    func forEachVisible(of entity: EntityDescription, _ body: (VisibleItem) -> Void) throws(ContextError) {
+    func forEachVisible(
+        of entity: EntityDescription, expecting: (Int) -> Void = { _ in }, _ body: (VisibleItem) -> Void
+    ) throws(ContextError) {
         // A context that held nothing when the visit began (the usual first fetch) has nothing
         // to look up for any record.
         let holdsObjects = !registry.isEmpty
@@ -177,6 +179,7 @@ extension ObjectContext {
 
         if let parent {
             let records = try parent.synchronously { () throws(ContextError) in try parent.visibleRecords(of: entity) }
+            expecting(records.count)
             for record in records {
                 try visit(record.id, version: record.version, formerTemporaryID: record.formerTemporaryID) { record.values }
             }
@@ -184,6 +187,7 @@ extension ObjectContext {
             let layout = entity.layout
             try withReadSnapshot { (snapshot) throws(ContextError) in
                 do {
+                    expecting(try snapshot.estimatedCount(in: layout.tableName))
                     try snapshot.forEach(in: layout.tableName) { key, value, version in
                         guard let primaryKey = StorageCore.primaryKey(of: key) else { return true }
                         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)

@@ -331,6 +331,19 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// About how many records a full scan of `table` visits, for sizing what a caller collects:
+    /// LMDB's live records plus the overlay's keys of the table. Never less than the number
+    /// visited; more when the overlay rewrites or deletes records LMDB holds.
+    ///
+    /// ```swift
+    /// var keys: [[UInt8]] = []
+    /// keys.reserveCapacity(try snapshot.estimatedCount(in: "people"))
+    /// ```
+    package func estimatedCount(in table: String) throws(KVError) -> Int {
+        let overlayKeys = floor < version ? core.overlay.withLock { $0.keysPerTable[table] ?? 0 } : 0
+        return try entryCount(in: table) + overlayKeys
+    }
+
     /// Live records of `table` in LMDB (as of the applied version this snapshot reads):
     /// LMDB's entries less the tombstones the applier counted.
     func entryCount(in table: String) throws(KVError) -> Int {

@@ -92,4 +92,38 @@ import CairnTestSupport
             expectCountsMatch(store, "after the final apply")
         }
     }
+    /// `Snapshot.estimatedCount(in:)` sizes a fetch's arrays: it must never be below what a
+    /// scan visits (or a fetch would regrow), and is exact when LMDB and the overlay hold
+    /// different keys.
+    @Test func theEstimateIsNeverBelowWhatAScanVisits() throws {
+        try withStore(lazyOptions()) { store, _ in
+            func check(_ table: String, exact: Bool, _ comment: Comment) throws {
+                let snapshot = try store.snapshot()
+                defer { snapshot.close() }
+                let visited = try snapshot.scan(in: table).count
+                let estimate = try snapshot.estimatedCount(in: table)
+                #expect(estimate >= visited, comment)
+                if exact { #expect(estimate == visited, comment) }
+            }
+            try check("t", exact: true, "an empty table")
+            var batch = WriteBatch()
+            for index in 0..<40 { batch.put("v", forKey: "k\(index)", in: "t") }
+            try store.commit(batch)
+            try check("t", exact: true, "keys in the overlay only")
+            try store.flush()
+            try check("t", exact: true, "keys in LMDB only")
+            batch = WriteBatch()
+            for index in 40..<50 { batch.put("v", forKey: "k\(index)", in: "t") }
+            try store.commit(batch)
+            try check("t", exact: true, "new keys in the overlay over LMDB's")
+            batch = WriteBatch()
+            for index in 0..<10 { batch.put("w", forKey: "k\(index)", in: "t") }
+            for index in 10..<15 { batch.delete("k\(index)", in: "t") }
+            try store.commit(batch)
+            try check("t", exact: false, "rewrites and deletes of LMDB's keys in the overlay")
+            try store.flush()
+            try check("t", exact: true, "after the apply, deletes counted as tombstones")
+            try check("other", exact: true, "a table never written")
+        }
+    }
 }
