@@ -166,15 +166,17 @@ extension ObjectContext {
             } else {
                 continue
             }
+            // Validated here, in the same pass (and so in the same order) as before, while the
+            // object is in cache: a separate pass over 10,000 objects misses on each again.
+            if !object.deletedFlag {
+                switch step {
+                case .insert, .update: try object.entity.validate(object.current, of: object.storedID)
+                default: break
+                }
+            }
             entries.append(SaveEntry(
                 object: object, id: object.storedID, step: step,
                 values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion))
-        }
-        for index in entries.indices where !entries[index].object.deletedFlag {
-            switch entries[index].step {
-            case .insert, .update: try entries[index].object.entity.validate(entries[index].values, of: entries[index].id)
-            default: break
-            }
         }
         if !insertedEntries.isEmpty {
             let newIDs = try allocateKeys(for: insertedEntries.map { entries[$0].object })
