@@ -185,7 +185,7 @@ struct TableKey: Hashable {
     /// MurmurHash3's 64-bit finaliser, a bijection: every input bit reaches every output bit,
     /// so tables with different seeds place the same digests differently.
     @inline(__always)
-    private static func mix(_ value: UInt64) -> UInt64 {
+    static func mix(_ value: UInt64) -> UInt64 {
         var value = value
         value ^= value >> 33
         value &*= 0xFF51_AFD7_ED55_8CCD
@@ -193,6 +193,20 @@ struct TableKey: Hashable {
         value &*= 0xC4CE_B9FE_1A85_EC53
         value ^= value >> 33
         return value
+    }
+}
+
+/// A `TableKey`'s digest alone, as a set element: enough to tell that a batch's keys are all
+/// different (different digests mean different keys), without holding the keys.
+private struct DigestKey: Hashable {
+    let digest: UInt64
+
+    func hash(into hasher: inout Hasher) { hasher.combine(digest) }
+
+    /// The digest is already a keyed hash of the key: mixing it with the set's seed suffices,
+    /// as for `TableKey`.
+    func _rawHashValue(seed: Int) -> Int {
+        Int(truncatingIfNeeded: TableKey.mix(digest ^ UInt64(truncatingIfNeeded: seed)))
     }
 }
 
@@ -278,7 +292,8 @@ extension StoreCore {
                 for member in group {
                     do throws(KVError) {
                         let outcome = try evaluate(member.batch, reader: &reader, viewVersion: view.version,
-                                                   group: &groupVersions, knownTables: &knownTables)
+                                                   group: &groupVersions, knownTables: &knownTables,
+                                                   isLast: member === group.last)
                         if outcome.operations.isEmpty {
                             accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
                             continue
@@ -319,8 +334,12 @@ extension StoreCore {
 
     /// Checks a batch's conditions against the latest state plus the group's earlier
     /// commits; returns the operations to log and each operation's resulting version.
+    ///
+    /// `isLast`: no later batch of the group reads `group`, so this one's states need not go
+    /// there.
     private func evaluate(_ batch: WriteBatch, reader: inout StateReader, viewVersion: UInt64,
-                          group: inout [TableKey: RecordState], knownTables: inout Set<String>) throws(KVError)
+                          group: inout [TableKey: RecordState], knownTables: inout Set<String>,
+                          isLast: Bool) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64])
     {
         var local: [TableKey: RecordState] = [:]
@@ -405,13 +424,45 @@ extension StoreCore {
         // Batches write runs of one table: its part of each key's digest is hashed once a run.
         var hasherTable: String? = nil
         var seeded = Hasher()
-        for operation in batch.operations {
-            let table = operation.table
-            if table != hasherTable {
-                seeded = TableKey.seededHasher(table)
-                hasherTable = table
+        // The group's last batch (often its only one) keeps no states for later batches. While
+        // each of its keys' digests differs from the ones before, so do the keys, and no
+        // operation can see an earlier one's outcome: each is checked against the latest state
+        // (and the group's earlier batches) alone, with no table of the batch's own states (a
+        // hash table entry per key, holding the key, freed at the end). At the first repeated
+        // digest (a key written twice, or two keys sharing a digest) the batch starts again on
+        // the general path below.
+        if isLast {
+            var distinct = true
+            var seen = Set<DigestKey>(minimumCapacity: batch.operations.count > 1 ? batch.operations.count : 0)
+            for operation in batch.operations {
+                if operation.table != hasherTable {
+                    seeded = TableKey.seededHasher(operation.table)
+                    hasherTable = operation.table
+                }
+                let tableKey = TableKey(table: operation.table, key: operation.key, seeded: seeded)
+                if batch.operations.count > 1, !seen.insert(DigestKey(digest: tableKey.digest)).inserted {
+                    distinct = false
+                    break
+                }
+                var slot = RecordState.unresolved
+                try evaluateOne(operation, tableKey: tableKey, slot: &slot)
             }
-            let tableKey = TableKey(table: table, key: operation.key, seeded: seeded)
+            if distinct {
+                if !failures.isEmpty { throw KVError.conditionFailed(failures) }
+                return (operations, versions)
+            }
+            operations.removeAll(keepingCapacity: true)
+            versions.removeAll(keepingCapacity: true)
+            failures.removeAll()
+            lastTable = nil
+            hasherTable = nil
+        }
+        for operation in batch.operations {
+            if operation.table != hasherTable {
+                seeded = TableKey.seededHasher(operation.table)
+                hasherTable = operation.table
+            }
+            let tableKey = TableKey(table: operation.table, key: operation.key, seeded: seeded)
             try evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved])
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }

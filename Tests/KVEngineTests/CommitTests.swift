@@ -130,6 +130,35 @@ import Glibc
         }
     }
 
+    /// A batch is checked without a table of its own states while its keys are all different;
+    /// a key written again late in the batch sends it back to the general path, which must
+    /// give the same versions and failures as if it had taken that path from the start.
+    @Test func aKeyRepeatedLateInALargeBatchSeesItsEarlierWrite() throws {
+        try withStore { store, _ in
+            try store.put("k7", "old")   // at version 1
+            var batch = WriteBatch()
+            for index in 0..<100 { batch.put("v", forKey: "k\(index)", if: index == 7 ? .version(1) : .absent) }
+            batch.put("again", forKey: "k50", if: .version(1))   // the batch's own first write of k50
+            batch.require(.version(2), forKey: Array("k7".utf8))
+            let info = try store.commit(batch)
+            #expect(info.recordVersions == Array(repeating: 1, count: 7) + [2] + Array(repeating: 1, count: 92) + [2, 2])
+            #expect(try store.string("k50") == "again")
+
+            var failing = WriteBatch()
+            failing.put("x", forKey: "k1", if: .version(5))       // fails: k1 is at 1
+            for index in 100..<150 { failing.put("v", forKey: "k\(index)", if: .absent) }
+            failing.delete("k120", if: .version(2))               // fails: this batch puts k120 at 1
+            do {
+                try store.commit(failing)
+                Issue.record("commit should have failed")
+            } catch KVError.conditionFailed(let failures) {
+                #expect(failures.map { text($0.key) } == ["k1", "k120"])
+                #expect(failures.map(\.currentVersion) == [1, 1])
+            }
+            #expect(try store.string("k100") == nil)
+        }
+    }
+
     @Test func concurrentConditionalIncrementsLoseNoUpdate() throws {
         // Many threads do read-modify-write with a version condition, retrying on conflict:
         // the final count equals the number of successful commits.
