@@ -49,7 +49,12 @@ enum KeyOrder {
     /// prefixes are radix-sorted, one byte per pass and only the bytes that differ between
     /// keys (two passes for the 8-byte primary keys of up to 65,536 objects), then runs of
     /// equal prefixes are sorted by their whole keys; below it, a comparison sort.
-    static func sortedByKey<Value>(_ pairs: [(key: [UInt8], entry: Value)]) -> [(key: [UInt8], entry: Value)] {
+    ///
+    /// The pairs are then put in that order in place, following the permutation's cycles
+    /// with swaps (moves of memory, no reference counting), not copied into a new array:
+    /// copying retained every key and value and destroying the old array released them all,
+    /// per key of the scan.
+    static func sortedByKey<Value>(_ pairs: consuming [KeyedEntry<Value>]) -> [KeyedEntry<Value>] {
         guard pairs.count > 1 else { return pairs }
         var order: [Prefixed] = []
         order.reserveCapacity(pairs.count)
@@ -81,7 +86,21 @@ enum KeyOrder {
                 return wholeKeyPrecedes(left, right)
             }
         }
-        return order.map { pairs[$0.index] }
+        // new[i] = old[order[i].index], cycle by cycle; `source` marks a placed position.
+        var source = order.map(\.index)
+        pairs.withUnsafeMutableBufferPointer { buffer in
+            for start in buffer.indices where source[start] != start {
+                var current = start
+                while source[current] != start {
+                    let next = source[current]
+                    buffer.swapAt(current, next)
+                    source[current] = current
+                    current = next
+                }
+                source[current] = current
+            }
+        }
+        return pairs
     }
 
     /// A key's 16-byte prefix as two big-endian integers, and where the key is.
@@ -147,4 +166,12 @@ enum KeyOrder {
         }
         return (UInt64(bigEndian: buffer.0), UInt64(bigEndian: buffer.1))
     }
+}
+
+/// A key and what goes with it (an overlay entry, in a scan), as `KeyOrder.sortedByKey` orders
+/// them. A struct, not a tuple: an array of tuples is destroyed by the runtime's generic tuple
+/// code, element by element and field by field, several times slower than a struct's own.
+struct KeyedEntry<Value> {
+    var key: [UInt8]
+    var entry: Value
 }

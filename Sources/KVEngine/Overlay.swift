@@ -319,9 +319,9 @@ struct OverlayState {
 
     /// Every overlay key of `table` in [lower, upper) with its visible entry, sorted.
     func visibleKeys(table: String, lower: [UInt8]?, upper: [UInt8]?, floor: UInt64, version: UInt64)
-        -> [(key: [UInt8], entry: OverlayEntry)]
+        -> [KeyedEntry<OverlayEntry>]
     {
-        var result: [(key: [UInt8], entry: OverlayEntry)] = []
+        var result: [KeyedEntry<OverlayEntry>] = []
         guard let keyCount = keysPerTable[table] else { return result }
         result.reserveCapacity(keyCount)
         for (tableKey, versions) in entries where tableKey.table == table {
@@ -329,7 +329,7 @@ struct OverlayState {
             if let lower, key.lexicographicallyPrecedes(lower) { continue }
             if let upper, !key.lexicographicallyPrecedes(upper) { continue }
             if let entry = versions.visible(floor: floor, version: version) {
-                result.append((key, entry))
+                result.append(KeyedEntry(key: key, entry: entry))
             }
         }
         return KeyOrder.sortedByKey(result)

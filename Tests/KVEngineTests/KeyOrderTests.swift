@@ -14,7 +14,7 @@ import Testing
     /// Sorts `keys` paired with their positions; checks the order and that every entry kept
     /// its own key.
     static func check(_ keys: [[UInt8]], sourceLocation: SourceLocation = #_sourceLocation) {
-        let pairs = keys.enumerated().map { (key: $0.element, entry: $0.offset) }
+        let pairs = keys.enumerated().map { KeyedEntry(key: $0.element, entry: $0.offset) }
         let sorted = KeyOrder.sortedByKey(pairs)
         let expected = reference(keys)
         // The first place where the orders differ, not the arrays: a message about 70,000
