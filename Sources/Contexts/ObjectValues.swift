@@ -236,7 +236,12 @@ final class ValuesBuffer: ManagedBuffer<ValuesHeader, AttributeValue> {
         }
     }
 
+    /// Slot by slot (moving each value out) for the same reason as `copy()`:
+    /// `deinitialize(count:)`, even of one slot, destroys through the runtime's generic array
+    /// destroy, a value-witness call per slot.
     deinit {
-        _ = withUnsafeMutablePointers { header, elements in elements.deinitialize(count: header.pointee.count) }
+        withUnsafeMutablePointers { header, elements in
+            for position in 0..<header.pointee.count { _ = (elements + position).move() }
+        }
     }
 }
