@@ -76,7 +76,11 @@ extension ObjectContext {
     /// did-save reuses where its lists are the same (see `postDidSave`).
     func postWillSave() -> PostedIDSets {
         var inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []
-        for object in objectsInOrder where !object.isFaultStorage {
+        let objects = objectsInOrder
+        // Room for the commonest save (changes to fetched objects) without regrowing; the list
+        // is cut to size below when most of the room went unused, since observers may keep it.
+        updated.reserveCapacity(objects.count)
+        for object in objects where !object.isFaultStorage {
             if object.insertedFlag {
                 inserted.append(object.storedID)
             } else if object.deletedFlag {
@@ -84,6 +88,12 @@ extension ObjectContext {
             } else if isUpdated(object) {
                 updated.append(object.storedID)
             }
+        }
+        if updated.count < updated.capacity / 2 {
+            var exact: [ObjectID] = []
+            exact.reserveCapacity(updated.count)
+            exact.append(contentsOf: updated)
+            updated = exact
         }
         let note = ContextWillSaveNotification(
             contextName: name, insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted)

@@ -152,7 +152,12 @@ extension ObjectContext {
         // entry, under the ID it has now; inserted objects get their permanent IDs below.
         var entries: [SaveEntry] = []
         var insertedEntries: [Int] = []
-        for object in objectsInOrder where !object.isFaultStorage {
+        let objects = objectsInOrder
+        // At most one entry per registered object: room for all of them at once instead of
+        // regrowing a dozen times (moving every entry each time) for a save of many. What is
+        // not used is address space only, and freed at the end of the save.
+        entries.reserveCapacity(objects.count)
+        for object in objects where !object.isFaultStorage {
             let step: SaveEntry.Step
             if object.insertedFlag {
                 step = .insert
