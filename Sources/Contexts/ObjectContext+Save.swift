@@ -106,6 +106,7 @@ extension ObjectContext {
         let maxAttempts = max(1, core.options.maxSaveAttempts)
         while true {
             var batch = WriteBatch()
+            batch.reserveCapacity(entries.count)
             var entryOfOperation: [Int] = []
             entryOfOperation.reserveCapacity(entries.count)
             for index in entries.indices where entries[index].append(to: &batch) {

@@ -64,6 +64,18 @@ public struct WriteBatch: Sendable, Equatable {
     /// Whether the batch has no operations.
     public var isEmpty: Bool { operations.isEmpty }
 
+    /// Makes room for `count` operations in all, so a batch built of many operations is not
+    /// regrown (and its operations moved) as it fills.
+    ///
+    /// ```swift
+    /// var batch = WriteBatch()
+    /// batch.reserveCapacity(rows.count)
+    /// for row in rows { batch.put(row.value, forKey: row.key) }
+    /// ```
+    public mutating func reserveCapacity(_ count: Int) {
+        operations.reserveCapacity(count)
+    }
+
     /// Adds a put of `value` under `key`, optionally conditional.
     public mutating func put(_ value: [UInt8], forKey key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
         operations.append(.put(table: table, key: key, value: value, condition: condition))

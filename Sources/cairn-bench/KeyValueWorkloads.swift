@@ -112,6 +112,7 @@ enum KeyValueWorkloads {
             var commitSeconds = 0.0
             let seconds = try timed {
                 var batch = WriteBatch()
+                batch.reserveCapacity(order.count)
                 for index in order { batch.put(Dataset.value(index), forKey: Dataset.key(index)) }
                 commitSeconds = try timed { try store.commit(batch) }
                 try store.flush()  // until LMDB holds it too: the same work as the peers
