@@ -286,9 +286,19 @@ package enum ValueCodec {
             var seen: UInt64 = 0
             var expected = 0
             for _ in 0..<count {
-                guard let nameRange = try? reader.nameRange(),
-                      let position = layout.position(ofName: nameRange, in: reader, after: &expected),
-                      seen & (1 << UInt64(position)) == 0,
+                // Records are written in name order: the next attribute in that order is tried
+                // first, as its whole header (length and name bytes) at once.
+                let position: Int
+                if layout.count > 0, reader.skip(ifNext: layout.nameHeaders[layout.positionsByName[expected]]) {
+                    position = layout.positionsByName[expected]
+                    expected = expected + 1 == layout.count ? 0 : expected + 1
+                } else {
+                    guard let nameRange = try? reader.nameRange(),
+                          let found = layout.position(ofName: nameRange, in: reader, after: &expected)
+                    else { return nil }
+                    position = found
+                }
+                guard seen & (1 << UInt64(position)) == 0,
                       let value = try? reader.value()
                 else { return nil }
                 seen |= 1 << UInt64(position)
@@ -380,6 +390,18 @@ package enum ValueCodec {
         /// Nothing may follow the last property.
         func finish() throws(ValueCodecError) {
             guard isAtEnd else { throw ValueCodecError(offset: offset, problem: .trailingBytes(remaining)) }
+        }
+
+        /// Moves past `header` if the input continues with exactly those bytes.
+        @inline(__always)
+        mutating func skip(ifNext header: [UInt8]) -> Bool {
+            header.withUnsafeBytes { header in
+                guard header.count <= remaining,
+                      memcmp(bytes.baseAddress! + offset, header.baseAddress!, header.count) == 0
+                else { return false }
+                offset += header.count
+                return true
+            }
         }
 
         /// A property name's bytes (length checked, non-empty), not yet validated as UTF-8.

@@ -1,0 +1,68 @@
+@testable import Contexts
+import Foundation
+import Policies
+import Testing
+
+/// The decoder a fetch uses, by attribute position (`ValueCodec.decode(_:layout:)`), must
+/// give exactly what the by-name decoder gives: the same values for every record that
+/// decodes, an error for every one that does not. Its fast path matches the next attribute's
+/// whole header in name order; these records take it, leave it (a missing or unknown
+/// property, names out of order) and break it (random mutations).
+@Suite("Value codec by layout")
+struct ValueCodecLayoutTests {
+    static let entity = EntityDescription("Thing", attributes: [
+        AttributeDescription("name", .string),
+        AttributeDescription("age", .int),
+        AttributeDescription("when", .date),
+        AttributeDescription("ok", .bool),
+        AttributeDescription("blob", .bytes),
+    ])
+
+    /// Both decoders on `bytes`: equal values, or both failing.
+    static func agree(_ bytes: [UInt8], _ comment: Comment) {
+        let layout = entity.layout
+        let byName = try? ValueCodec.decode(bytes)
+        let byLayout = bytes.withUnsafeBytes { raw in try? ValueCodec.decode(raw, layout: layout) }
+        #expect((byName == nil) == (byLayout == nil), comment)
+        if let byName, let byLayout { #expect(byLayout.dictionary(layout) == byName, comment) }
+    }
+
+    @Test("well-formed records, in and out of the fast path")
+    func wellFormed() {
+        let full: PropertyValues = [
+            "name": .string("Ann"), "age": .int(30), "when": .date(Date(timeIntervalSinceReferenceDate: 5)),
+            "ok": .bool(true), "blob": .bytes([1, 2, 3]),
+        ]
+        Self.agree(ValueCodec.encode(full), "every attribute")
+        Self.agree(ValueCodec.encode(["age": .int(1), "when": .date(Date(timeIntervalSinceReferenceDate: 0))]), "some missing")
+        Self.agree(ValueCodec.encode(["name": .string("x"), "zzz": .int(1)]), "a property the entity lacks")
+        Self.agree(ValueCodec.encode([:]), "nothing")
+        // Names out of order: written by hand (the encoder always sorts them).
+        let outOfOrder: [UInt8] = [0x01, 0x02, 0x04, 0x6E, 0x61, 0x6D, 0x65, 0x01, 0x01, 0x41,   // name: "A"
+                                   0x03, 0x61, 0x67, 0x65, 0x02, 0, 0, 0, 0, 0, 0, 0, 0x07]       // age: 7
+        Self.agree(outOfOrder, "names out of order")
+        // The same attribute twice.
+        let twice: [UInt8] = [0x01, 0x02, 0x03, 0x61, 0x67, 0x65, 0x02, 0, 0, 0, 0, 0, 0, 0, 0x01,
+                              0x03, 0x61, 0x67, 0x65, 0x02, 0, 0, 0, 0, 0, 0, 0, 0x02]
+        Self.agree(twice, "an attribute twice")
+    }
+
+    @Test("mutated and truncated records: the same values or both errors")
+    func mutated() {
+        let seed = UInt64.random(in: 0..<UInt64.max)
+        print("ValueCodecLayoutTests.mutated seed: \(seed)")
+        var random = SplitMix(seed: seed)
+        let valid = ValueCodec.encode([
+            "name": .string("Ann"), "age": .int(30), "when": .date(Date(timeIntervalSinceReferenceDate: 5)),
+            "ok": .bool(true), "blob": .bytes([1, 2, 3]),
+        ])
+        for length in 0..<valid.count { Self.agree(Array(valid.prefix(length)), "prefix of \(length) bytes") }
+        for round in 0..<5_000 {
+            var bytes = valid
+            for _ in 0..<(1 + Int(random.next() % 3)) {
+                bytes[Int(random.next() % UInt64(bytes.count))] = UInt8(truncatingIfNeeded: random.next())
+            }
+            Self.agree(bytes, "round \(round), seed \(seed)")
+        }
+    }
+}
