@@ -28,6 +28,23 @@ import Testing
         }
     }
 
+    /// Equality compares the bytes whenever the digests match (eight-byte keys as one integer):
+    /// keys given the same digest on purpose must still be told apart by any differing byte.
+    @Test func keysWithTheSameDigestAreComparedByTheirBytes() {
+        for length in [0, 1, 7, 8, 9, 16] {
+            let key = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 1) }
+            let one = TableKey(table: "items", key: key, digest: 42)
+            #expect(one == TableKey(table: "items", key: Array(key), digest: 42), "key of \(length) bytes")
+            #expect(one != TableKey(table: "other", key: key, digest: 42))
+            for index in key.indices {
+                var changed = key
+                changed[index] ^= 0x80
+                #expect(one != TableKey(table: "items", key: changed, digest: 42), "byte \(index) of \(length)")
+            }
+            #expect(one != TableKey(table: "items", key: key + [0], digest: 42))
+        }
+    }
+
     @Test func keysThatDifferAnywhereDiffer() {
         let pairs: [(TableKey, TableKey)] = [
             // Zero padding of the last word must not make these alike.
