@@ -64,7 +64,8 @@ extension ObjectContext {
 
     /// Whether a save has anything to write or check.
     private var hasSaveWork: Bool {
-        registry.values.contains { object in
+        // The registered objects, in order (without indexing them: see `registry`).
+        objectsInOrder.contains { object in
             !object.isFaultStorage
                 && (object.insertedFlag || object.deletedFlag || object.conflictCheckMark || isUpdated(object))
         }

@@ -109,6 +109,39 @@ struct FetchTests {
         }
     }
 
+    /// A fetch into an empty context registers its objects without indexing them by ID until
+    /// something needs the index; every way in by ID must still find those very objects.
+    @Test("objects of a first fetch are found by ID every way, before and after a save")
+    func firstFetchFoundByID() throws {
+        try Self.seeded { (store, context) throws in
+            let people = try context.fetch(FetchRequest(entityName: "Person"))
+            #expect(people.count == 6)
+            // A change and a save that look nothing up by ID.
+            people[1]["age"] = .int(77)
+            try context.save()
+            #expect(context.object(with: people[1].objectID) === people[1])
+            #expect(try context.existingObject(with: people[2].objectID) === people[2])
+            #expect(context.registeredObjects == Set(people))
+            #expect(try context.fetch(FetchRequest(entityName: "Person")).elementsEqual(people, by: ===))
+
+            // Another context's save, merged here, refreshes the very object fetched.
+            let other = store.context("other")
+            let id = people[3].objectID
+            let note = try other.performAndWait { () throws -> ContextDidSaveNotification in
+                try other.existingObject(with: id)["age"] = .int(5)
+                try other.save()
+                return try #require(other.lastDidSaveNotification)
+            }
+            try context.mergeChanges(fromContextDidSave: note)
+            #expect(people[3]["age"] == .int(5))
+
+            // Deleting one forgets exactly that one.
+            context.delete(people[0])
+            try context.save()
+            #expect(context.registeredObjects == Set(people.dropFirst()))
+        }
+    }
+
     @Test("count registers nothing")
     func countRegistersNothing() throws {
         try Self.seeded { (_, context) throws in
