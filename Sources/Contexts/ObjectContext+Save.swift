@@ -296,7 +296,7 @@ extension ObjectContext {
         for index in entries.indices {
             switch entries[index].step {
             case .insert, .update:
-                if !entries[index].object.insertedFlag && entries[index].ancestorVersion != 0 { updates += 1 } else { inserts += 1 }
+                if entries[index].updatesStoredRecord { updates += 1 } else { inserts += 1 }
             default: break
             }
         }
@@ -310,7 +310,7 @@ extension ObjectContext {
             object.conflictCheckMark = false
             switch entries[index].step {
             case .insert, .update:
-                let wasStored = !object.insertedFlag && entries[index].ancestorVersion != 0
+                let wasStored = entries[index].updatesStoredRecord
                 object.current = entries[index].values
                 object.ancestorValues = entries[index].values
                 object.ancestorVersion = versionOfEntry[index] ?? 0

@@ -229,16 +229,14 @@ public final class ObjectContext: @unchecked Sendable {
     /// indexing 10,000 objects cost a tenth of such a save's fetch. The first access to
     /// `registry` indexes them.
     func register(made objects: [StoredObject], ids: [ObjectID]) {
-        if indexedRegistry.isEmpty && unindexedIDs.isEmpty && registrationOrder.isEmpty {
+        // Every registered object is in `registrationOrder`: when it is empty, so is the index.
+        if registrationOrder.isEmpty {
             unindexedObjects = objects
             unindexedIDs = ids
+            registrationOrder = objects
         } else {
             registry.reserveCapacity(registry.count + objects.count)
             for index in objects.indices { registry[ids[index]] = objects[index] }
-        }
-        if registrationOrder.isEmpty {
-            registrationOrder = objects
-        } else {
             registrationOrder.append(contentsOf: objects)
         }
     }

@@ -31,6 +31,10 @@ struct SaveEntry {
     var ancestorValues: ObjectValues
     var ancestorVersion: UInt64
 
+    /// Whether an insert or update writes over a record the store held (reported as an
+    /// update), rather than a new one (reported as an insert).
+    var updatesStoredRecord: Bool { !object.insertedFlag && ancestorVersion != 0 }
+
     /// The entity's table (the ID's entity is always the object's).
     var table: String { object.entity.layout.tableName }
     var key: [UInt8] { StorageCore.key(for: id.primaryKey ?? 0) }

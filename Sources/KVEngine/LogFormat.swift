@@ -154,8 +154,8 @@ package struct LoggedOperation: Sendable, Equatable {
     package var replacesTombstone: Bool
     /// The key's `TableKey` digest, when the commit path already hashed it: the overlay's
     /// publish and prune take it instead of hashing the key again. Not logged (a digest is
-    /// keyed by a seed per process), nil for operations read from the log, and not part of
-    /// equality. 0: none (a real digest of 0 is only hashed again).
+    /// keyed by a seed per process) and not part of equality. 0: none, as for operations
+    /// read from the log (a real digest of 0 is only hashed again).
     let digest: UInt64
 
     package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false) {

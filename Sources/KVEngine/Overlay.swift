@@ -181,22 +181,19 @@ struct OverlayState {
         // No snapshot opened later can read a version this publish replaces: it sees these
         // commits. So a replaced version is kept only for the snapshots open now.
         let intervals = neededIntervals
-        var seeded = Hasher()
         for commit in commits {
             for operation in commit.operations {
                 let entry = OverlayEntry(
                     commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
-                // Batches write runs of one table: look the table up, and hash its name, once per run.
+                // Batches write runs of one table: look the table up once per run.
                 if operation.table != lastTable {
                     if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
                     newKeysInRun = 0
                     if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
                     lastTable = operation.table
-                    seeded = TableKey.seededHasher(operation.table)
                 }
-                let tableKey = operation.digest != 0
-                    ? TableKey(table: operation.table, key: operation.key, digest: operation.digest)
-                    : TableKey(table: operation.table, key: operation.key, seeded: seeded)
+                // The commit path's digest: every operation published comes from it.
+                let tableKey = operation.tableKey
                 // One hash per write: the default subscript inserts a new key's versions,
                 // or hands over an existing key's, in the same lookup; `fresh` tells which.
                 var fresh = false

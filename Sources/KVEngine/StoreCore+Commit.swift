@@ -428,6 +428,14 @@ extension StoreCore {
         // Batches write runs of one table: its part of each key's digest is hashed once a run.
         var hasherTable: String? = nil
         var seeded = Hasher()
+        @inline(__always)
+        func tableKey(of operation: WriteBatch.Operation) -> TableKey {
+            if operation.table != hasherTable {
+                seeded = TableKey.seededHasher(operation.table)
+                hasherTable = operation.table
+            }
+            return TableKey(table: operation.table, key: operation.key, seeded: seeded)
+        }
         // The group's last batch (often its only one) keeps no states for later batches. While
         // each of its keys' digests differs from the ones before, so do the keys, and no
         // operation can see an earlier one's outcome: each is checked against the latest state
@@ -439,11 +447,7 @@ extension StoreCore {
             var distinct = true
             var seen = Set<DigestKey>(minimumCapacity: batch.operations.count > 1 ? batch.operations.count : 0)
             for operation in batch.operations {
-                if operation.table != hasherTable {
-                    seeded = TableKey.seededHasher(operation.table)
-                    hasherTable = operation.table
-                }
-                let tableKey = TableKey(table: operation.table, key: operation.key, seeded: seeded)
+                let tableKey = tableKey(of: operation)
                 if batch.operations.count > 1, !seen.insert(DigestKey(digest: tableKey.digest)).inserted {
                     distinct = false
                     break
@@ -459,14 +463,9 @@ extension StoreCore {
             versions.removeAll(keepingCapacity: true)
             failures.removeAll()
             lastTable = nil
-            hasherTable = nil
         }
         for operation in batch.operations {
-            if operation.table != hasherTable {
-                seeded = TableKey.seededHasher(operation.table)
-                hasherTable = operation.table
-            }
-            let tableKey = TableKey(table: operation.table, key: operation.key, seeded: seeded)
+            let tableKey = tableKey(of: operation)
             try evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved])
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
