@@ -188,20 +188,40 @@ package struct LoggedOperation: Sendable, Equatable {
 
 /// One commit: its version and its operations.
 package struct LoggedCommit: Sendable, Equatable {
-    package var version: UInt64
-    package var operations: [LoggedOperation]
+    package let version: UInt64
+    package let operations: [LoggedOperation]
+    /// The payload size, to size buffers and bound the overlay. Kept, not computed on each
+    /// use: counting it reads every operation's key and value, which for a large commit are
+    /// out of the cache by the time the log writer (twice) and the applier ask.
+    package let payloadSize: Int
 
     package init(version: UInt64, operations: [LoggedOperation]) {
-        self.version = version
-        self.operations = operations
+        self.init(version: version, operations: operations,
+                  payloadSize: operations.reduce(4) { $0 + LoggedCommit.size(of: $1) })
     }
 
-    /// The payload size, to size buffers and bound the overlay.
-    package var payloadSize: Int {
-        operations.reduce(4) { total, operation in
-            total + 1 + 1 + operation.table.utf8.count + 2 + operation.key.count + 8
-                + (operation.value.map { 4 + $0.count } ?? 0)
-        }
+    /// `payloadSize`: exactly what `init(version:operations:)` would count (the encoder
+    /// checks it against the bytes it wrote).
+    init(version: UInt64, operations: [LoggedOperation], payloadSize: Int) {
+        self.version = version
+        self.operations = operations
+        self.payloadSize = payloadSize
+    }
+
+    /// What `operation` adds to a payload.
+    @inline(__always)
+    static func size(of operation: LoggedOperation) -> Int {
+        size(tableBytes: operation.table.utf8.count, keyBytes: operation.key.count, valueBytes: operation.value?.count)
+    }
+
+    /// What an operation adds to a payload, from its parts' sizes (`valueBytes` nil: a delete).
+    @inline(__always)
+    static func size(tableBytes: Int, keyBytes: Int, valueBytes: Int?) -> Int {
+        1 + 1 + tableBytes + 2 + keyBytes + 8 + (valueBytes.map { 4 + $0 } ?? 0)
+    }
+
+    package static func == (lhs: LoggedCommit, rhs: LoggedCommit) -> Bool {
+        lhs.version == rhs.version && lhs.operations == rhs.operations
     }
 }
 
@@ -278,7 +298,7 @@ package enum LogRecordCodec {
                                               replacesTombstone: kind == LogFormat.putOverTombstoneKind))
         }
         guard reader.remaining == 0 else { return nil }
-        return LoggedCommit(version: version, operations: operations)
+        return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
     }
 
     /// The header for a segment of `capacity` bytes (a whole number of KiB) whose first

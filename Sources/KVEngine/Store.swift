@@ -236,9 +236,11 @@ public final class Store: Sendable {
     }
 
     static func validate(table: String) throws(KVError) {
+        if !isValid(table: table) { throw KVError.invalidTableName(table) }
+    }
+
+    static func isValid(table: String) -> Bool {
         let count = table.utf8.count
-        if count == 0 || count > 200 || table.hasPrefix(StoreCore.reservedPrefix) {
-            throw KVError.invalidTableName(table)
-        }
+        return count > 0 && count <= 200 && !table.hasPrefix(StoreCore.reservedPrefix)
     }
 }

@@ -302,7 +302,8 @@ extension StoreCore {
                             accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
                             continue
                         }
-                        commits.append(LoggedCommit(version: nextVersion, operations: outcome.operations))
+                        commits.append(LoggedCommit(version: nextVersion, operations: outcome.operations,
+                                                    payloadSize: outcome.payloadSize))
                         accepted.append((member, CommitInfo(version: nextVersion, recordVersions: outcome.versions)))
                         nextVersion += 1
                     } catch {
@@ -344,12 +345,23 @@ extension StoreCore {
     private func evaluate(_ batch: WriteBatch, reader: inout StateReader, viewVersion: UInt64,
                           group: inout [TableKey: RecordState], knownTables: inout Set<String>,
                           isLast: Bool) throws(KVError)
-        -> (operations: [LoggedOperation], versions: [UInt64])
+        -> (operations: [LoggedOperation], versions: [UInt64], payloadSize: Int)
     {
         var local: [TableKey: RecordState] = [:]
         var failures: [FailedCondition] = []
         var operations: [LoggedOperation] = []
         var versions: [UInt64] = []
+        // The logged operations' payload, counted while their keys and values are at hand.
+        var payloadSize = 4
+        var sizedTable: String? = nil
+        var sizedTableBytes = 0
+        @inline(__always) func tableBytes(_ table: String) -> Int {
+            if table != sizedTable {
+                sizedTable = table
+                sizedTableBytes = table.utf8.count
+            }
+            return sizedTableBytes
+        }
         versions.reserveCapacity(batch.operations.count)
         operations.reserveCapacity(batch.operations.count)
         if batch.operations.count > 64 { local.reserveCapacity(batch.operations.count) }
@@ -399,6 +411,7 @@ extension StoreCore {
                 if case .deleted = state { replacesTombstone = true }
                 operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
                                                   replacesTombstone: replacesTombstone, digest: tableKey.digest))
+                payloadSize += LoggedCommit.size(tableBytes: tableBytes(table), keyBytes: key.count, valueBytes: value.count)
                 slot = .live(next)
                 versions.append(next)
             case let .delete(table, key, required):
@@ -406,6 +419,7 @@ extension StoreCore {
                 if state.exists {
                     operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil,
                                                       digest: tableKey.digest))
+                    payloadSize += LoggedCommit.size(tableBytes: tableBytes(table), keyBytes: key.count, valueBytes: nil)
                     slot = .deleted(current)
                 }
                 versions.append(0)
@@ -457,11 +471,12 @@ extension StoreCore {
             }
             if distinct {
                 if !failures.isEmpty { throw KVError.conditionFailed(failures) }
-                return (operations, versions)
+                return (operations, versions, payloadSize)
             }
             operations.removeAll(keepingCapacity: true)
             versions.removeAll(keepingCapacity: true)
             failures.removeAll()
+            payloadSize = 4
             lastTable = nil
         }
         for operation in batch.operations {
@@ -470,7 +485,7 @@ extension StoreCore {
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
         if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }
-        return (operations, versions)
+        return (operations, versions, payloadSize)
     }
 
     /// Back-pressure: waits while the overlay is over its bound and the applier can drain

@@ -58,6 +58,19 @@ public struct WriteBatch: Sendable, Equatable {
     /// The operations, in order.
     public private(set) var operations: [Operation] = []
 
+    // Kept as operations are added, while their keys are at hand, so that `validate` need
+    // not read every key and value of a large batch again (by the time a commit validates
+    // it, they are out of the cache). Derived from `operations`; not part of equality.
+    /// The log payload all operations would take (see `validate`).
+    private var payloadBytes = 4
+    /// The longest key.
+    private var longestKey = 0
+    /// Whether some key is empty or some table name invalid.
+    private var hasInvalidName = false
+    /// The table of the last operation added, and its name's size in bytes.
+    private var lastTable: String? = nil
+    private var lastTableBytes = 0
+
     /// Creates an empty batch.
     public init() {}
 
@@ -78,17 +91,39 @@ public struct WriteBatch: Sendable, Equatable {
 
     /// Adds a put of `value` under `key`, optionally conditional.
     public mutating func put(_ value: [UInt8], forKey key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+        note(table: table, key: key, valueBytes: 4 + value.count)
         operations.append(.put(table: table, key: key, value: value, condition: condition))
     }
 
     /// Adds a delete of `key`, optionally conditional.
     public mutating func delete(_ key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+        note(table: table, key: key, valueBytes: 0)
         operations.append(.delete(table: table, key: key, condition: condition))
     }
 
     /// Adds a condition on `key` that writes nothing.
     public mutating func require(_ condition: Condition, forKey key: [UInt8], in table: String = defaultTable) {
+        note(table: table, key: key, valueBytes: 0)
         operations.append(.check(table: table, key: key, condition: condition))
+    }
+
+    /// Counts an operation being added into what `validate` checks.
+    @inline(__always)
+    private mutating func note(table: String, key: [UInt8], valueBytes: Int) {
+        if table != lastTable {
+            lastTable = table
+            lastTableBytes = table.utf8.count
+            if !Store.isValid(table: table) { hasInvalidName = true }
+        }
+        if key.isEmpty { hasInvalidName = true }
+        longestKey = max(longestKey, key.count)
+        // The exact size of the operation in the log payload (see LogFormat.swift).
+        payloadBytes += 1 + 1 + lastTableBytes + 2 + key.count + 8 + valueBytes
+    }
+
+    /// Whether two batches have the same operations in the same order.
+    public static func == (lhs: WriteBatch, rhs: WriteBatch) -> Bool {
+        lhs.operations == rhs.operations
     }
 
     /// Adds a put of a UTF-8 string value under a UTF-8 string key.
@@ -104,38 +139,27 @@ public struct WriteBatch: Sendable, Equatable {
     /// Throws the typed error for the first key or table name LMDB would reject, or when
     /// the batch's log record would be larger than the log accepts.
     func validate(maxKeySize: Int) throws(KVError) {
-        var payload = 4
-        // Batches write runs of one table: check a name and count its bytes once per run.
+        // What the operations were counted into as they were added: a valid batch (nearly
+        // every one) is accepted without reading them again.
+        if hasInvalidName || longestKey > maxKeySize {
+            try findFirstInvalidName(maxKeySize: maxKeySize)
+        }
+        if payloadBytes > LogFormat.maxPayloadSize {
+            throw KVError.tooLarge(bytes: payloadBytes, limit: LogFormat.maxPayloadSize)
+        }
+    }
+
+    /// Throws for the first operation, in order, whose key or table name LMDB would reject.
+    private func findFirstInvalidName(maxKeySize: Int) throws(KVError) {
         var lastTable: String? = nil
-        var tableBytes = 0
-        // Each operation's parts are borrowed in place, not copied out of the array (a copy
-        // retains and releases a table, a key and a value: most of this loop's cost before).
-        try operations.withUnsafeBufferPointer { (operations) throws(KVError) in
-            for index in operations.indices {
-                let keyCount: Int
-                var valueBytes = 0
-                switch operations[index] {
-                case .put(let table, let key, let value, _):
-                    if table != lastTable { try startRun(table) }
-                    try Store.validate(key: key, maxKeySize: maxKeySize)
-                    keyCount = key.count
-                    valueBytes = 4 + value.count
-                case .delete(let table, let key, _), .check(let table, let key, _):
-                    if table != lastTable { try startRun(table) }
-                    try Store.validate(key: key, maxKeySize: maxKeySize)
-                    keyCount = key.count
-                }
-                // The exact size of the operation in the log payload (see LogFormat.swift).
-                payload += 1 + 1 + tableBytes + 2 + keyCount + 8 + valueBytes
+        for operation in operations {
+            let table = operation.table
+            if table != lastTable {
+                try Store.validate(table: table)
+                lastTable = table
             }
+            try Store.validate(key: operation.key, maxKeySize: maxKeySize)
         }
-        func startRun(_ table: String) throws(KVError) {
-            try Store.validate(table: table)
-            lastTable = table
-            tableBytes = table.utf8.count
-        }
-        if payload > LogFormat.maxPayloadSize {
-            throw KVError.tooLarge(bytes: payload, limit: LogFormat.maxPayloadSize)
-        }
+        preconditionFailure("a batch counted an invalid name, but none of its operations has one")
     }
 }

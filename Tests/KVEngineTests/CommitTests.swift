@@ -316,6 +316,48 @@ import Glibc
         }
     }
 
+    /// A batch counts its keys and table names as they are added; a commit checks the counts
+    /// and reads the operations again only to name the first bad one, in order.
+    @Test func theFirstBadOperationOfABatchIsTheOneReported() throws {
+        try withStore { store, _ in
+            var batch = WriteBatch()
+            batch.put([1], forKey: [1], in: "a")
+            batch.put([1], forKey: [UInt8](repeating: 7, count: 600), in: "a")
+            batch.delete([], in: "a")
+            #expect(throws: KVError.keyTooLong(length: 600, limit: 511)) { try store.commit(batch) }
+            batch = WriteBatch()
+            batch.put([1], forKey: [1], in: "a")
+            batch.require(.absent, forKey: [], in: "a")
+            batch.put([1], forKey: [UInt8](repeating: 7, count: 600), in: "a")
+            #expect(throws: KVError.emptyKey) { try store.commit(batch) }
+            // A bad table name between runs of a good one, and a good name after it.
+            batch = WriteBatch()
+            batch.put([1], forKey: [1], in: "a")
+            batch.delete([2], in: "__cairn_x")
+            batch.put([1], forKey: [3], in: "a")
+            #expect(throws: KVError.invalidTableName("__cairn_x")) { try store.commit(batch) }
+            batch = WriteBatch()
+            batch.put([1], forKey: [1], in: String(repeating: "t", count: 201))
+            #expect(throws: KVError.invalidTableName(String(repeating: "t", count: 201))) { try store.commit(batch) }
+            // Nothing of the refused batches was written.
+            #expect(try store.snapshot().get([1], in: "a") == nil)
+            // Every kind of operation, across tables, with deletes of absent keys and checks
+            // (counted by the batch, not logged): the log record's size is counted as the
+            // operations are evaluated, and the writer checks it against the bytes it encodes.
+            batch = WriteBatch()
+            batch.put([1], forKey: [1], in: "a")
+            batch.put([2, 2], forKey: [2], in: "bb")
+            try store.commit(batch)
+            batch = WriteBatch()
+            batch.delete([1], in: "a")
+            batch.delete([9], in: "a")
+            batch.require(.version(1), forKey: [2], in: "bb")
+            batch.put([3, 3, 3], forKey: [3], in: "ccc")
+            batch.put([4], forKey: [1], in: "a")
+            #expect(try store.commit(batch).recordVersions == [0, 0, 1, 1, 2])
+        }
+    }
+
     @Test func tablesAreIndependent() throws {
         try withStore { store, _ in
             try store.put("k", "in-a", in: "a")
