@@ -99,7 +99,8 @@ extension ObjectContext {
 
     private func performSave(_ report: inout SaveReport) throws {
         let policy = mergePolicy
-        var entries = try collectEntries()
+        var firstBatch: (batch: WriteBatch, entryOfOperation: [Int])? = nil
+        var entries = try collectEntries(firstBatch: &firstBatch)
         guard !entries.isEmpty else {
             report.succeeded = true
             return
@@ -107,11 +108,15 @@ extension ObjectContext {
         let maxAttempts = max(1, core.options.maxSaveAttempts)
         while true {
             var batch = WriteBatch()
-            batch.reserveCapacity(entries.count)
             var entryOfOperation: [Int] = []
-            entryOfOperation.reserveCapacity(entries.count)
-            for index in entries.indices where entries[index].append(to: &batch) {
-                entryOfOperation.append(index)
+            if let made = firstBatch.take() {
+                (batch, entryOfOperation) = made
+            } else {
+                batch.reserveCapacity(entries.count)
+                entryOfOperation.reserveCapacity(entries.count)
+                for index in entries.indices where entries[index].append(to: &batch) {
+                    entryOfOperation.append(index)
+                }
             }
             guard !batch.isEmpty else {
                 // Every entry resolved to "write nothing" (take the store's state, both deleted).
@@ -149,7 +154,12 @@ extension ObjectContext {
     }
 
     /// The save set as entries, after validating it and allocating keys for new objects.
-    private func collectEntries() throws -> [SaveEntry] {
+    ///
+    /// Each object's record is encoded in the pass, while its values are in cache: a pass of
+    /// its own over 10,000 entries missed on each object's values again. When no object is
+    /// new (so every entry's key is known in the pass), the pass also makes the first
+    /// commit's batch into `firstBatch`.
+    private func collectEntries(firstBatch: inout (batch: WriteBatch, entryOfOperation: [Int])?) throws -> [SaveEntry] {
         // One pass decides each object's step (comparing values once per object) and makes its
         // entry, under the ID it has now; inserted objects get their permanent IDs below.
         var entries: [SaveEntry] = []
@@ -159,6 +169,10 @@ extension ObjectContext {
         // regrowing a dozen times (moving every entry each time) for a save of many. What is
         // not used is address space only, and freed at the end of the save.
         entries.reserveCapacity(objects.count)
+        var batch = WriteBatch()
+        var entryOfOperation: [Int] = []
+        batch.reserveCapacity(objects.count)
+        entryOfOperation.reserveCapacity(objects.count)
         for object in objects where !object.isFaultStorage {
             let step: SaveEntry.Step
             if object.insertedFlag {
@@ -184,8 +198,18 @@ extension ObjectContext {
             entries.append(SaveEntry(
                 object: object, id: object.storedID, step: step,
                 values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion))
+            if insertedEntries.isEmpty {
+                if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
+            } else {
+                switch step {
+                case .insert, .update: _ = entries[entries.count - 1].encodedRecord()
+                default: break
+                }
+            }
         }
-        if !insertedEntries.isEmpty {
+        if insertedEntries.isEmpty {
+            firstBatch = (batch, entryOfOperation)
+        } else {
             let newIDs = try allocateKeys(for: insertedEntries.map { entries[$0].object })
             for index in insertedEntries {
                 if let newID = newIDs[ObjectIdentifier(entries[index].object)] { entries[index].id = newID }

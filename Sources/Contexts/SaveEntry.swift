@@ -27,7 +27,12 @@ struct SaveEntry {
     var id: ObjectID
     var step: Step
     /// What `insert` / `update` write (our values, or a policy's).
-    var values: ObjectValues
+    var values: ObjectValues {
+        didSet { record = nil }
+    }
+    /// `values` encoded, once encoded: the save encodes each object's record in the pass that
+    /// collects it, while its values are in cache, and keeps it for every commit attempt.
+    var record: [UInt8]? = nil
     var ancestorValues: ObjectValues
     var ancestorVersion: UInt64
 
@@ -49,6 +54,14 @@ struct SaveEntry {
         }
     }
 
+    /// `values` encoded, kept in `record`.
+    mutating func encodedRecord() -> [UInt8] {
+        if let record { return record }
+        let encoded = ValueCodec.encode(values, layout: object.entity.layout)
+        record = encoded
+        return encoded
+    }
+
     /// Adds the entry's operation to `batch`; false when it writes nothing.
     ///
     /// `mutating` though it changes nothing: called on an array element, a mutating method
@@ -58,7 +71,7 @@ struct SaveEntry {
         guard let condition else { return false }
         switch step {
         case .insert, .update:
-            batch.put(ValueCodec.encode(values, layout: object.entity.layout), forKey: key, in: table, if: condition)
+            batch.put(encodedRecord(), forKey: key, in: table, if: condition)
         case .delete:
             batch.delete(key, in: table, if: condition)
         case .check:
