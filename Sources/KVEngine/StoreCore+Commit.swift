@@ -137,6 +137,12 @@ struct TableKey: Hashable {
     let key: [UInt8]
     /// SipHash of `table` and `key`; equal keys have equal digests.
     let digest: UInt64
+    /// The key's first eight bytes (zero-padded) and its length, held inline: comparing keys
+    /// of at most eight bytes (every object store key) touches no key array. Reaching into an
+    /// array retains and releases it (two atomic operations), and the overlay compares keys
+    /// twice per write of a commit.
+    let head: UInt64
+    let count: Int
 
     init(table: String, key: [UInt8]) {
         self.init(table: table, key: key, seeded: TableKey.seededHasher(table))
@@ -148,7 +154,10 @@ struct TableKey: Hashable {
         self.table = table
         self.key = key
         var hasher = seeded
-        key.withUnsafeBytes { hasher.combine(bytes: $0) }
+        (head, count) = key.withUnsafeBytes { bytes in
+            hasher.combine(bytes: bytes)
+            return (TableKey.head(of: bytes), bytes.count)
+        }
         digest = UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
@@ -157,6 +166,16 @@ struct TableKey: Hashable {
         self.table = table
         self.key = key
         self.digest = digest
+        (head, count) = key.withUnsafeBytes { (TableKey.head(of: $0), $0.count) }
+    }
+
+    /// The first eight bytes of `bytes`, zero-padded.
+    @inline(__always)
+    static func head(of bytes: UnsafeRawBufferPointer) -> UInt64 {
+        if bytes.count >= 8 { return bytes.loadUnaligned(as: UInt64.self) }
+        var head: UInt64 = 0
+        withUnsafeMutableBytes(of: &head) { $0.copyMemory(from: bytes) }
+        return head
     }
 
     /// A hasher that has taken `table` (delimited: a table's end is not a key's start).
@@ -167,15 +186,12 @@ struct TableKey: Hashable {
     }
 
     static func == (lhs: TableKey, rhs: TableKey) -> Bool {
-        guard lhs.digest == rhs.digest, lhs.key.count == rhs.key.count, lhs.table == rhs.table else { return false }
+        guard lhs.digest == rhs.digest, lhs.count == rhs.count, lhs.head == rhs.head, lhs.table == rhs.table
+        else { return false }
+        // Keys of at most eight bytes are equal when their heads are.
+        if lhs.count <= 8 { return true }
         return lhs.key.withUnsafeBytes { left in
-            rhs.key.withUnsafeBytes { right in
-                // Eight bytes (every object store key) as one integer each, not a memcmp call.
-                if left.count == 8 {
-                    return left.loadUnaligned(as: UInt64.self) == right.loadUnaligned(as: UInt64.self)
-                }
-                return left.count == 0 || memcmp(left.baseAddress!, right.baseAddress!, left.count) == 0
-            }
+            rhs.key.withUnsafeBytes { right in memcmp(left.baseAddress! + 8, right.baseAddress! + 8, left.count - 8) == 0 }
         }
     }
 
