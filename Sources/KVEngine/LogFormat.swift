@@ -251,19 +251,24 @@ package enum LogRecordCodec {
             store(commit.version)
             store(durableVersion)
             store(UInt32(commit.operations.count))
-            for operation in commit.operations {
-                store(operation.value == nil ? LogFormat.deleteKind
-                      : operation.replacesTombstone ? LogFormat.putOverTombstoneKind : LogFormat.putKind)
-                store(UInt8(operation.table.utf8.count))
-                if operation.table.utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
-                    Array(operation.table.utf8).withUnsafeBytes { copy($0) }
-                }
-                store(UInt16(operation.key.count))
-                operation.key.withUnsafeBytes { copy($0) }
-                store(operation.recordVersion)
-                if let value = operation.value {
-                    store(UInt32(value.count))
-                    value.withUnsafeBytes { copy($0) }
+            // The operations are read in place through a pointer: iterating the array copied
+            // each one out, retaining and releasing its key and value.
+            commit.operations.withUnsafeBufferPointer { operations in
+                for index in operations.indices {
+                    let operation = operations.baseAddress! + index
+                    store(operation.pointee.value == nil ? LogFormat.deleteKind
+                          : operation.pointee.replacesTombstone ? LogFormat.putOverTombstoneKind : LogFormat.putKind)
+                    store(UInt8(operation.pointee.table.utf8.count))
+                    if operation.pointee.table.utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
+                        Array(operation.pointee.table.utf8).withUnsafeBytes { copy($0) }
+                    }
+                    store(UInt16(operation.pointee.key.count))
+                    operation.pointee.key.withUnsafeBytes { copy($0) }
+                    store(operation.pointee.recordVersion)
+                    if operation.pointee.value != nil {
+                        store(UInt32(operation.pointee.value!.count))
+                        operation.pointee.value!.withUnsafeBytes { copy($0) }
+                    }
                 }
             }
             precondition(offset == LogFormat.recordHeaderSize + length, "payloadSize disagrees with the encoding")

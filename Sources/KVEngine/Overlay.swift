@@ -182,28 +182,35 @@ struct OverlayState {
         // commits. So a replaced version is kept only for the snapshots open now.
         let intervals = neededIntervals
         for commit in commits {
-            for operation in commit.operations {
-                let entry = OverlayEntry(
-                    commitVersion: commit.version, recordVersion: operation.recordVersion, value: operation.value)
-                // Batches write runs of one table: look the table up once per run.
-                if operation.table != lastTable {
-                    if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
-                    newKeysInRun = 0
-                    if tableHandles[operation.table] == nil { pendingTables.insert(operation.table) }
-                    lastTable = operation.table
+            // The operations are read in place through a pointer: iterating the array copied
+            // each one out, retaining and releasing its key and value.
+            commit.operations.withUnsafeBufferPointer { operations in
+                for index in operations.indices {
+                    let operation = operations.baseAddress! + index
+                    let entry = OverlayEntry(
+                        commitVersion: commit.version, recordVersion: operation.pointee.recordVersion,
+                        value: operation.pointee.value)
+                    // Batches write runs of one table: look the table up once per run.
+                    if operation.pointee.table != lastTable {
+                        if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
+                        newKeysInRun = 0
+                        if tableHandles[operation.pointee.table] == nil { pendingTables.insert(operation.pointee.table) }
+                        lastTable = operation.pointee.table
+                    }
+                    // The commit path's digest: every operation published comes from it.
+                    let tableKey = operation.pointee.tableKey
+                    let keyBytes = tableKey.count
+                    // One hash per write: the default subscript inserts a new key's versions,
+                    // or hands over an existing key's, in the same lookup; `fresh` tells which.
+                    var fresh = false
+                    let dropped = withUnsafeMutablePointer(to: &fresh) { fresh in
+                        entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)]
+                            .push(entry, unless: fresh, intervals: intervals)
+                    }
+                    if fresh { newKeysInRun += 1 }
+                    bytes += entry.byteCount + keyBytes
+                    if let dropped { bytes -= dropped.byteCount + keyBytes }
                 }
-                // The commit path's digest: every operation published comes from it.
-                let tableKey = operation.tableKey
-                // One hash per write: the default subscript inserts a new key's versions,
-                // or hands over an existing key's, in the same lookup; `fresh` tells which.
-                var fresh = false
-                let dropped = withUnsafeMutablePointer(to: &fresh) { fresh in
-                    entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)]
-                        .push(entry, unless: fresh, intervals: intervals)
-                }
-                if fresh { newKeysInRun += 1 }
-                bytes += entry.byteCount + operation.key.count
-                if let dropped { bytes -= dropped.byteCount + operation.key.count }
             }
             unapplied.append(commit)
         }
