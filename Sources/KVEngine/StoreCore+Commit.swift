@@ -460,11 +460,14 @@ extension StoreCore {
         var seeded = Hasher()
         @inline(__always)
         func tableKey(of operation: WriteBatch.Operation) -> TableKey {
-            if operation.table != hasherTable {
-                seeded = TableKey.seededHasher(operation.table)
-                hasherTable = operation.table
+            switch operation {
+            case .put(let table, let key, _, _), .delete(let table, let key, _), .check(let table, let key, _):
+                if table != hasherTable {
+                    seeded = TableKey.seededHasher(table)
+                    hasherTable = table
+                }
+                return TableKey(table: table, key: key, seeded: seeded)
             }
-            return TableKey(table: operation.table, key: operation.key, seeded: seeded)
         }
         // The group's last batch (often its only one) keeps no states for later batches. While
         // each of its keys' digests differs from the ones before, so do the keys, and no
