@@ -42,7 +42,14 @@ final class StorageCore: Sendable {
     static func table(for entityName: String) -> String { "entity:" + entityName }
 
     static func key(for primaryKey: UInt64) -> [UInt8] {
-        withUnsafeBytes(of: primaryKey.bigEndian) { Array($0) }
+        // An array literal: the compiler allocates it with its type known. Copying the
+        // integer's bytes (`Array(_:)` of a buffer) took the generic collection copy, and
+        // `Array(repeating:count:)` the runtime's generic allocation, each costing more than
+        // the allocation itself, once per object a save writes.
+        [UInt8(truncatingIfNeeded: primaryKey >> 56), UInt8(truncatingIfNeeded: primaryKey >> 48),
+         UInt8(truncatingIfNeeded: primaryKey >> 40), UInt8(truncatingIfNeeded: primaryKey >> 32),
+         UInt8(truncatingIfNeeded: primaryKey >> 24), UInt8(truncatingIfNeeded: primaryKey >> 16),
+         UInt8(truncatingIfNeeded: primaryKey >> 8), UInt8(truncatingIfNeeded: primaryKey)]
     }
 
     /// The primary key of a stored key, nil when it is not 8 bytes (not ours).
