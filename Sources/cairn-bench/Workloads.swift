@@ -45,7 +45,7 @@ enum WorkloadCatalog {
                             notes: ["open a store with \(sizes.recoverMegabytes) MiB of unapplied log"], log: log)
         })
         workloads.append(Workload(name: "context-save") { log in
-            try runWorkload(name: "context-save", unit: "objects/s", rounds: sizes.rounds,
+            try runWorkload(name: "context-save", unit: "objects/s", rounds: sizes.shortRounds,
                             contenders: ContextWorkloads.contextSave(count: sizes.contextSaveObjects),
                             notes: ["fetch \(sizes.contextSaveObjects) objects, change one attribute each, save with the version check; sqlite: SELECT of whole rows into row values, then UPDATE … WHERE id=? AND version=? in one transaction"],
                             log: log)
@@ -54,13 +54,13 @@ enum WorkloadCatalog {
             let (objects, directory) = try ContextWorkloads.makeObjectStore(count: sizes.contextFetchObjects)
             let (sqlite, sqliteDirectory) = try ContextWorkloads.makeSQLite(count: sizes.contextFetchObjects, synchronous: "NORMAL")
             defer { objects.close(); removeDirectory(directory); removeDirectory(sqliteDirectory) }
-            return try runWorkload(name: "context-fetch", unit: "objects/s", rounds: sizes.rounds,
+            return try runWorkload(name: "context-fetch", unit: "objects/s", rounds: sizes.shortRounds,
                                    contenders: ContextWorkloads.contextFetch(objects, sqlite, count: sizes.contextFetchObjects),
                                    notes: ["fetch \(sizes.contextFetchObjects) objects of one entity into a new context and read one attribute of each; sqlite: SELECT of whole rows into row values"],
                                    log: log)
         })
         workloads.append(Workload(name: "conflict-save") { log in
-            try runWorkload(name: "conflict-save", unit: "objects/s", rounds: sizes.rounds,
+            try runWorkload(name: "conflict-save", unit: "objects/s", rounds: sizes.shortRounds,
                             contenders: ContextWorkloads.conflictSave(count: sizes.conflictObjects),
                             notes: ["\(sizes.conflictObjects) objects whose store records another context changed first, saved under each built-in policy (error: the failed save), against the same save with no conflict; ratio = no-conflict / policy"],
                             log: log)

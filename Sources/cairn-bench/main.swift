@@ -9,7 +9,8 @@ usage: cairn-bench [--quick] [--only NAME[,NAME…]] [--rounds N] [--json FILE] 
 
   --quick       small sizes: a smoke run of every workload in a few seconds
   --only        run only these workloads: \(WorkloadCatalog.names.joined(separator: ", "))
-  --rounds N    interleaved rounds per workload (default 3; at least 3 for medians)
+  --rounds N    interleaved rounds per workload (default 3, and 9 for the context workloads,
+                whose rounds take milliseconds; at least 3 for medians)
   --json FILE   also write the results as JSON
   --svg FILE    also measure commits/s for 1, 2, 4, 8, 16, 32 writers and draw them
 """
@@ -18,13 +19,14 @@ var sizes = Sizes.full
 var only: Set<String>? = nil
 var jsonPath: String? = nil
 var svgPath: String? = nil
+var explicitRounds: Int? = nil
 var arguments = Array(CommandLine.arguments.dropFirst())
 while let argument = arguments.first {
     arguments.removeFirst()
     switch argument {
-    case "--quick": let rounds = sizes.rounds; sizes = .quick; sizes.rounds = rounds
+    case "--quick": sizes = .quick
     case "--only": only = Set((arguments.first ?? "").split(separator: ",").map(String.init)); arguments = Array(arguments.dropFirst())
-    case "--rounds": sizes.rounds = max(1, Int(arguments.first ?? "") ?? 3); arguments = Array(arguments.dropFirst())
+    case "--rounds": explicitRounds = max(1, Int(arguments.first ?? "") ?? 3); arguments = Array(arguments.dropFirst())
     case "--json": jsonPath = arguments.first; arguments = Array(arguments.dropFirst())
     case "--svg": svgPath = arguments.first; arguments = Array(arguments.dropFirst())
     case "-h", "--help": print(usage); exit(0)
@@ -32,6 +34,10 @@ while let argument = arguments.first {
         FileHandle.standardError.write(Data("cairn-bench: unknown argument \(argument)\n\(usage)\n".utf8))
         exit(1)
     }
+}
+if let explicitRounds {
+    sizes.rounds = explicitRounds
+    sizes.shortRounds = explicitRounds
 }
 if let only, !only.isSubset(of: Set(WorkloadCatalog.names)) {
     FileHandle.standardError.write(Data("cairn-bench: unknown workload in --only; known: \(WorkloadCatalog.names.joined(separator: ", "))\n".utf8))
