@@ -201,6 +201,8 @@ extension ObjectContext {
             if insertedEntries.isEmpty {
                 if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
             } else {
+                // From the first new object on, keys wait for allocation: the batch begun is
+                // dropped below, and the first attempt builds one from the kept records.
                 switch step {
                 case .insert, .update: _ = entries[entries.count - 1].encodedRecord()
                 default: break
