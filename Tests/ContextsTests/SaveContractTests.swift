@@ -395,6 +395,54 @@ struct SaveContractTests {
         }
     }
 
+    /// A save encodes each record in the pass that collects the objects and, while no object
+    /// is new, builds its batch there too; from the first new object on, the keys wait for
+    /// allocation and the batch is built afterwards from the kept records. Both orders of
+    /// changed and new objects, and a merge policy's values on retry, must write what each
+    /// object holds.
+    @Test("changed and new objects in either order, and a policy's values, are each written as held")
+    func mixedSavesWriteWhatEachObjectHolds() throws {
+        try withTestStore { store in
+            let ids = try (0..<4).map { try store.seed("Person", ["name": .string("p\($0)"), "age": .int(Int64($0))]) }
+            let context = store.context("A", policy: .objectTrump)
+            let (newFirst, newLast) = try context.performAndWait {
+                // A new object registered before the fetched ones, and one after them.
+                let first = context.insert(entity: "Person")
+                first["name"] = .string("new first")
+                first["age"] = .int(100)
+                let people = try ids.map { try context.existingObject(with: $0) }
+                for (index, person) in people.enumerated() { person["age"] = .int(Int64(10 + index)) }
+                let last = context.insert(entity: "Person")
+                last["name"] = .string("new last")
+                last["age"] = .int(101)
+                try context.save()
+                return (first.objectID, last.objectID)
+            }
+            for (index, id) in ids.enumerated() {
+                #expect(try store.committed(id)?.values["age"] == .int(Int64(10 + index)))
+            }
+            #expect(try store.committed(newFirst)?.values["name"] == .string("new first"))
+            #expect(try store.committed(newLast)?.values["age"] == .int(101))
+
+            // Changes only (the batch built in the collecting pass), one of them conflicting:
+            // the retry writes the policy's merge, not the record encoded for the first try.
+            let other = store.context("B")
+            try other.performAndWait {
+                try other.existingObject(with: ids[0])["name"] = .string("changed elsewhere")
+                try other.save()
+            }
+            try context.performAndWait {
+                for (index, id) in ids.enumerated() { try context.existingObject(with: id)["age"] = .int(Int64(20 + index)) }
+                try context.save()
+                #expect(context.lastSaveReport?.attempts == 2)
+            }
+            #expect(try store.committed(ids[0])?.values == ["name": .string("changed elsewhere"), "age": .int(20)])
+            for (index, id) in ids.enumerated().dropFirst() {
+                #expect(try store.committed(id)?.values == ["name": .string("p\(index)"), "age": .int(Int64(20 + index))])
+            }
+        }
+    }
+
     @Test("a save with nothing to do succeeds without a commit")
     func emptySave() throws {
         try withTestStore { store in
