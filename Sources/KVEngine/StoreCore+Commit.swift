@@ -205,7 +205,7 @@ struct TableKey: Hashable {
     /// MurmurHash3's 64-bit finaliser, a bijection: every input bit reaches every output bit,
     /// so tables with different seeds place the same digests differently.
     @inline(__always)
-    static func mix(_ value: UInt64) -> UInt64 {
+    private static func mix(_ value: UInt64) -> UInt64 {
         var value = value
         value ^= value >> 33
         value &*= 0xFF51_AFD7_ED55_8CCD
@@ -407,15 +407,12 @@ extension StoreCore {
         var versions: [UInt64] = []
         // The logged operations' payload, counted while their keys and values are at hand.
         var payloadSize = 4
-        var sizedTable: String? = nil
-        var sizedTableBytes = 0
-        @inline(__always) func tableBytes(_ table: String) -> Int {
-            if table != sizedTable {
-                sizedTable = table
-                sizedTableBytes = table.utf8.count
-            }
-            return sizedTableBytes
-        }
+        // Batches write runs of one table: `tableKey(of:)`, which sees each operation before
+        // `evaluateOne` does, hashes the table's part of each key's digest and counts its
+        // name's bytes once a run.
+        var runTable: String? = nil
+        var seeded = Hasher()
+        var runTableBytes = 0
         versions.reserveCapacity(batch.operations.count)
         operations.reserveCapacity(batch.operations.count)
         if batch.operations.count > 64 { local.reserveCapacity(batch.operations.count) }
@@ -465,7 +462,7 @@ extension StoreCore {
                 if case .deleted = state { replacesTombstone = true }
                 operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
                                                   replacesTombstone: replacesTombstone, digest: tableKey.digest))
-                payloadSize += LoggedCommit.size(tableBytes: tableBytes(table), keyBytes: key.count, valueBytes: value.count)
+                payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: key.count, valueBytes: value.count)
                 slot = .live(next)
                 versions.append(next)
             case let .delete(table, key, required):
@@ -473,7 +470,7 @@ extension StoreCore {
                 if state.exists {
                     operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil,
                                                       digest: tableKey.digest))
-                    payloadSize += LoggedCommit.size(tableBytes: tableBytes(table), keyBytes: key.count, valueBytes: nil)
+                    payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: key.count, valueBytes: nil)
                     slot = .deleted(current)
                 }
                 versions.append(0)
@@ -493,16 +490,14 @@ extension StoreCore {
                 }
             }
         }
-        // Batches write runs of one table: its part of each key's digest is hashed once a run.
-        var hasherTable: String? = nil
-        var seeded = Hasher()
         @inline(__always)
         func tableKey(of operation: WriteBatch.Operation) -> TableKey {
             switch operation {
             case .put(let table, let key, _, _), .delete(let table, let key, _), .check(let table, let key, _):
-                if table != hasherTable {
+                if table != runTable {
                     seeded = TableKey.seededHasher(table)
-                    hasherTable = table
+                    runTable = table
+                    runTableBytes = table.utf8.count
                 }
                 return TableKey(table: table, key: key, seeded: seeded)
             }

@@ -91,25 +91,25 @@ public struct WriteBatch: Sendable, Equatable {
 
     /// Adds a put of `value` under `key`, optionally conditional.
     public mutating func put(_ value: [UInt8], forKey key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
-        note(table: table, key: key, valueBytes: 4 + value.count)
+        note(table: table, key: key, valueBytes: value.count)
         operations.append(.put(table: table, key: key, value: value, condition: condition))
     }
 
     /// Adds a delete of `key`, optionally conditional.
     public mutating func delete(_ key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
-        note(table: table, key: key, valueBytes: 0)
+        note(table: table, key: key, valueBytes: nil)
         operations.append(.delete(table: table, key: key, condition: condition))
     }
 
     /// Adds a condition on `key` that writes nothing.
     public mutating func require(_ condition: Condition, forKey key: [UInt8], in table: String = defaultTable) {
-        note(table: table, key: key, valueBytes: 0)
+        note(table: table, key: key, valueBytes: nil)
         operations.append(.check(table: table, key: key, condition: condition))
     }
 
     /// Counts an operation being added into what `validate` checks.
     @inline(__always)
-    private mutating func note(table: String, key: [UInt8], valueBytes: Int) {
+    private mutating func note(table: String, key: [UInt8], valueBytes: Int?) {
         if table != lastTable {
             lastTable = table
             lastTableBytes = table.utf8.count
@@ -117,8 +117,9 @@ public struct WriteBatch: Sendable, Equatable {
         }
         if key.isEmpty { hasInvalidName = true }
         longestKey = max(longestKey, key.count)
-        // The exact size of the operation in the log payload (see LogFormat.swift).
-        payloadBytes += 1 + 1 + lastTableBytes + 2 + key.count + 8 + valueBytes
+        // The operation's size in the log payload, counted as if it were logged (a check, or a
+        // delete of an absent key, is not).
+        payloadBytes += LoggedCommit.size(tableBytes: lastTableBytes, keyBytes: key.count, valueBytes: valueBytes)
     }
 
     /// Whether two batches have the same operations in the same order.
