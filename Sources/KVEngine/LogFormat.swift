@@ -34,8 +34,9 @@ import CLMDB
 // segment was created durably, so a newest segment that ends in a seal proves a segment
 // was lost. Every segment keeps room for one seal (24 bytes) at its end.
 //
-// The file's size never changes after creation, so a truncated segment is always damage,
-// even one cut exactly at a record boundary.
+// The file's size never changes after it is synced with the header, before the first
+// record, so a truncated segment that holds a record is always damage, even one cut exactly
+// at a record boundary. (A newest segment that holds none is an interrupted creation.)
 //
 // The payload is the batch, all integers little-endian:
 //

@@ -52,7 +52,9 @@ public struct RecoveryReport: Sendable, Hashable {
     public var tornTail: LogCut?
     /// A cut before the tail, made only under `.recoverToLastGoodRecord`.
     public var corruptionCut: LogCut?
-    /// Segment files removed: torn creations, and those after a corruption cut.
+    /// Segment files discarded: a newest segment whose creation or growth was interrupted
+    /// (created afresh by the writer under the same name, or deleted), and those after a
+    /// corruption cut (deleted).
     public var removedSegments: [String] = []
     /// Damage that lost no commit: in segments LMDB had wholly applied (they are retired),
     /// after a segment's last record where the next segment continues (a torn seal), or
@@ -119,13 +121,23 @@ struct LogScanner {
             let header = Result { () throws(KVError) in
                 try bytes.withBytes { (raw) throws(KVError) in try LogRecordReader.readSegmentHeader(raw, file: path) }
             }
-            // A newest segment without records that is not whole is a creation (or growth)
-            // the crash interrupted: nothing was in it.
-            let holdsNothing = bytes.withUnsafeBytes {
-                LogRecordReader.firstNonZero($0, from: LogFormat.segmentHeaderSize, to: $0.count) == nil
-            }
-            if isLast, holdsNothing, (try? header.get())?.capacity != fileSize {
-                if repair { try fileSystem.remove(path); try fileSystem.syncDirectory(directory) }
+            // The writer syncs a segment's header and size together before it appends a
+            // record (creation, and growth of a segment without records). So a newest segment
+            // whose header is unreadable or states another size than the file has, and that
+            // holds no record, is a creation or growth the crash interrupted: nothing in it
+            // was ever acknowledged. Power loss may leave garbage in it, so "holds no record"
+            // means no good record anywhere and no record header claiming its first version.
+            if isLast, (try? header.get())?.capacity != fileSize,
+               !bytes.withUnsafeBytes({ LogScanner.mayHoldRecords($0, firstVersion: segment.firstVersion) }) {
+                // The writer starts its segment at the version after the log's and LMDB's.
+                let writerStart = max((expected ?? 1) - 1, appliedVersion) + 1
+                if repair && segment.firstVersion != writerStart {
+                    try fileSystem.remove(path)
+                    try fileSystem.syncDirectory(directory)
+                }
+                // Otherwise the file stays until the writer creates this same segment afresh
+                // over it: removing it first would leave a sealed predecessor naming a missing
+                // segment, should power fail again in between.
                 report.removedSegments.append(segment.name)
                 break
             }
@@ -267,6 +279,21 @@ struct LogScanner {
         }
         let lastLogVersion = expected.map { $0 - 1 }
         return (report, kept, lastLogVersion)
+    }
+
+    /// Whether a segment's bytes may hold a record: a good record or seal anywhere after the
+    /// header, or a record header at the first record's place that names `firstVersion`
+    /// (a record cut short by a truncation still names its version).
+    static func mayHoldRecords(_ bytes: UnsafeRawBufferPointer, firstVersion: UInt64) -> Bool {
+        let start = LogFormat.segmentHeaderSize
+        guard LogRecordReader.firstNonZero(bytes, from: start, to: bytes.count) != nil else { return false }
+        if bytes.count >= start + 16,
+           UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self)) == firstVersion {
+            return true
+        }
+        if case .record = LogRecordReader.read(bytes, at: start) { return true }
+        if case .seal = LogRecordReader.read(bytes, at: start) { return true }
+        return firstVersion > 0 && laterRecordVouches(bytes, after: start, for: firstVersion - 1)
     }
 
     /// Whether a good record after `offset` proves that version `expected` had been synced.

@@ -316,4 +316,99 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
         #expect(store.recoveryReport.corruptionCut?.reason.hasPrefix("missing") == true, "\(store.recoveryReport)")
         #expect(store.recoveryReport.tornTail != nil)
     }
+
+    /// A store whose newest segment is the empty one a reopen created (its predecessor is
+    /// sealed, naming it), crashed: the state in which that segment may grow in place.
+    func crashedStoreWithAnEmptyNewestSegment(_ directory: TemporaryDirectory) throws -> (options: Store.Options, newest: String, committed: UInt64) {
+        let (options, _) = try crashedStoreOfSeveralSegments(directory)
+        let reopened = try Store(directory: directory.path, options: options)
+        let committed = try reopened.stats().commitVersion
+        reopened.simulateCrash()
+        let newest = try newestSegment(directory)
+        try #require(recordsEnd(try readFile(newest)) == LogFormat.segmentHeaderSize)
+        return (options, newest, committed)
+    }
+
+    /// Power failed while the empty newest segment grew in place (new header written, the
+    /// file not yet its new size) and left garbage in its unsynced tail: nothing in it was
+    /// acknowledged, so opening discards it and goes on, rather than calling the log
+    /// truncated. (The power-loss sweep found this: case
+    /// 15167615420941371453:297:10268161442814916979.)
+    @Test func aGrowthInterruptedByPowerLossIsNotCorruption() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (options, newest, committed) = try crashedStoreWithAnEmptyNewestSegment(directory)
+        var torn = LogRecordCodec.segmentHeader(firstVersion: committed + 1, capacity: 2048)
+        torn += [UInt8](repeating: 0, count: 2030 - torn.count)
+        torn[2029] = 0x5A
+        try writeFile(newest, torn)
+
+        let check = try Store.check(directory: directory.path)
+        #expect(check.lastLogVersion == committed, "\(check)")
+        let store = try Store(directory: directory.path, options: options)
+        #expect(store.recoveryReport.removedSegments == [String(newest.split(separator: "/").last!)], "\(store.recoveryReport)")
+        #expect(store.recoveryReport.tornTail == nil && store.recoveryReport.corruptionCut == nil)
+        #expect(try store.stats().commitVersion == committed)
+        #expect(try store.put("after", "growth").version == committed + 1)
+        store.close()
+        let after = try Store.check(directory: directory.path)
+        #expect(after.isSound, "\(after.problems)")
+        let reopened = try Store(directory: directory.path, options: options)
+        defer { reopened.close() }
+        #expect(try reopened.string("after") == "growth")
+    }
+
+    /// The same shape made by a truncation instead: the newest segment cut inside its first
+    /// record. That record names the segment's first version, so it may have been
+    /// acknowledged; the cut is reported, not discarded.
+    @Test func aNewestSegmentCutInsideItsFirstRecordIsStillReported() throws {
+        let directory = try TemporaryDirectory()
+        defer { directory.remove() }
+        let (options, segments) = try crashedStoreOfSeveralSegments(directory)
+        let newest = segments.last!
+        let bytes = try readFile(newest)
+        let first = recordOffsets(bytes)
+        try #require(first.first == LogFormat.segmentHeaderSize && first.count >= 1)
+        try writeFile(newest, Array(bytes.prefix(LogFormat.segmentHeaderSize + 30)))
+        #expect(throws: KVError.self) { _ = try Store(directory: directory.path, options: options) }
+        var recovering = options
+        recovering.recovery = .recoverToLastGoodRecord
+        let store = try Store(directory: directory.path, options: recovering)
+        defer { store.close() }
+        #expect(store.recoveryReport.corruptionCut != nil, "\(store.recoveryReport)")
+    }
+
+    /// Power fails again, at every step of the recovery that meets an interrupted growth:
+    /// the next opening still finds every commit. (Removing the torn segment before the
+    /// writer had created it afresh would leave its predecessor's seal naming a lost segment.)
+    @Test func anInterruptedGrowthSurvivesPowerFailingAgainDuringRecovery() throws {
+        for point in 0..<12 {
+            let directory = try TemporaryDirectory()
+            defer { directory.remove() }
+            var options = lazyOptions()
+            options.segmentSize = 1024
+            let disk = FaultFileSystem()
+            let store = try Store(directory: directory.path, options: options, fileSystem: disk)
+            for index in 0..<30 { try store.put("k\(index)", String(repeating: "v", count: 100)) }
+            store.simulateCrash()
+            let reopened = try Store(directory: directory.path, options: options, fileSystem: disk)
+            let committed = try reopened.stats().commitVersion
+            reopened.simulateCrash()
+            let newest = try #require(disk.paths.last)
+            var torn = LogRecordCodec.segmentHeader(firstVersion: committed + 1, capacity: 2048)
+            torn += [UInt8](repeating: 0, count: 1500 - torn.count)
+            torn[1499] = 0xA5
+            disk.setContents(of: newest, to: torn)
+
+            disk.freeze(afterOperations: point)
+            let interrupted = try? Store(directory: directory.path, options: options, fileSystem: disk)
+            disk.freezeNow()
+            interrupted?.simulateCrash()
+            let survivor = disk.afterPowerLoss(.dropUnsynced, seed: UInt64(point))
+            let recovered = try Store(directory: directory.path, options: options, fileSystem: survivor)
+            #expect(try recovered.stats().commitVersion == committed, "power lost after \(point) operations of recovery")
+            #expect(try recovered.string("k29") == String(repeating: "v", count: 100))
+            recovered.close()
+        }
+    }
 }
