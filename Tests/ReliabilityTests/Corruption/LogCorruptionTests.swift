@@ -206,12 +206,15 @@ import Glibc
         let reported = report.tornTail != nil || report.corruptionCut != nil || !report.removedSegments.isEmpty
         // The one loss no log can report: zeros from the start of one of the newest
         // segment's records to its end read exactly like records never written
-        // (Durability.md, "What is not promised"). Only that exact shape, losing
-        // exactly the wiped records, is let through, and counted.
+        // (Durability.md, "What is not promised"). Only that exact shape is let through,
+        // and counted: the file is the undamaged one with everything from a record's start
+        // on zeroed (the range may begin in bytes that were zero already), and exactly the
+        // wiped records are lost.
         let wiped = damage == .zeroRange && target == segments.last!
             ? Self.recordOffsets(undamaged).filter { $0 >= offset } : []
-        let wipedTail = wiped.first == offset && bytes[offset...].allSatisfy { $0 == 0 }
-            && base.intactVersion - recovered == UInt64(wiped.count)
+        let wipedTail = wiped.first.map { start in
+            bytes[..<start].elementsEqual(undamaged[..<start]) && bytes[start...].allSatisfy { $0 == 0 }
+        } == true && base.intactVersion - recovered == UInt64(wiped.count)
         if recovered < base.intactVersion && !reported && !wipedTail {
             Issue.record("\(label): commits \(recovered + 1)…\(base.intactVersion) were lost and the recovery report says nothing")
         }
