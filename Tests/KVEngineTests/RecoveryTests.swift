@@ -345,6 +345,7 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
 
         let check = try Store.check(directory: directory.path)
         #expect(check.lastLogVersion == committed, "\(check)")
+        #expect(check.isSound, "\(check.problems)")
         let store = try Store(directory: directory.path, options: options)
         #expect(store.recoveryReport.removedSegments == [String(newest.split(separator: "/").last!)], "\(store.recoveryReport)")
         #expect(store.recoveryReport.tornTail == nil && store.recoveryReport.corruptionCut == nil)
