@@ -36,14 +36,23 @@ struct LogWriter {
     /// Starts a fresh active segment whose first record will be `nextVersion`, keeping
     /// `retained` (older segments still to be retired, as recovery left them). The newest of
     /// them gets a seal if it has none, now that a successor exists.
+    ///
+    /// `interrupted` is a newest segment whose creation or growth a crash interrupted
+    /// (holding nothing). When it starts at `nextVersion`, the new segment is created over
+    /// it; it is not deleted first, since a power failure between the two would leave a
+    /// sealed predecessor naming a missing segment. Otherwise it is deleted.
     init(fileSystem: any FileSystem, directory: String, segmentLimit: Int, nextVersion: UInt64,
-         retained: [LogSegment]) throws(KVError) {
+         retained: [LogSegment], interrupted: LogSegment? = nil) throws(KVError) {
         self.fileSystem = fileSystem
         self.directory = directory
         self.segmentLimit = segmentLimit
         self.writtenVersion = nextVersion - 1
         self.durableVersion = nextVersion - 1
         self.segments = retained.filter { $0.firstVersion != nextVersion }.map { ($0.firstVersion, $0.name, $0.size) }
+        if let interrupted, interrupted.firstVersion != nextVersion {
+            try fileSystem.remove(directory + "/" + interrupted.name)
+            try fileSystem.syncDirectory(directory)
+        }
         let capacity = LogWriter.capacity(needing: 0, limit: segmentLimit)
         self.active = try LogWriter.createSegment(fileSystem, directory, firstVersion: nextVersion, capacity: capacity)
         self.activeCapacity = capacity

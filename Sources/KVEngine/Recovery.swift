@@ -85,12 +85,14 @@ struct LogScanner {
     /// Whether the store's log was started (LMDB says so): then it cannot be empty.
     var logStarted = false
 
-    /// Calls `visit` with every good record, in order; returns the report and the
-    /// segments that remain.
+    /// Calls `visit` with every good record, in order; returns the report, the segments that
+    /// remain, and the newest segment when its creation was interrupted (changed by nothing
+    /// here: see `LogWriter.init(interrupted:)`).
     func scan(_ visit: (UInt64, UnsafeRawBufferPointer) throws(KVError) -> Void) throws(KVError)
-        -> (report: RecoveryReport, segments: [LogSegment], lastLogVersion: UInt64?)
+        -> (report: RecoveryReport, segments: [LogSegment], lastLogVersion: UInt64?, interrupted: LogSegment?)
     {
         var report = RecoveryReport()
+        var interrupted: LogSegment? = nil
         var segments = try fileSystem.contentsOfDirectory(directory)
             .compactMap { name in LogFormat.firstVersion(ofSegmentNamed: name).map { LogSegment(firstVersion: $0, name: name, size: 0) } }
             .sorted { $0.firstVersion < $1.firstVersion }
@@ -129,16 +131,10 @@ struct LogScanner {
             // means no good record anywhere and no record header claiming its first version.
             if isLast, (try? header.get())?.capacity != fileSize,
                !bytes.withUnsafeBytes({ LogScanner.mayHoldRecords($0, firstVersion: segment.firstVersion) }) {
-                // The writer starts its segment at the version after the log's and LMDB's.
-                let writerStart = max((expected ?? 1) - 1, appliedVersion) + 1
-                if repair && segment.firstVersion != writerStart {
-                    try fileSystem.remove(path)
-                    try fileSystem.syncDirectory(directory)
-                }
-                // Otherwise the file stays until the writer creates this same segment afresh
-                // over it: removing it first would leave a sealed predecessor naming a missing
-                // segment, should power fail again in between.
+                // The file is left to the writer (`LogWriter.init(interrupted:)`), which knows
+                // where it starts the log again.
                 report.removedSegments.append(segment.name)
+                interrupted = segment
                 break
             }
             let (headerVersion, capacity) = try header.get()
@@ -278,7 +274,7 @@ struct LogScanner {
             break
         }
         let lastLogVersion = expected.map { $0 - 1 }
-        return (report, kept, lastLogVersion)
+        return (report, kept, lastLogVersion, interrupted)
     }
 
     /// Whether a segment's bytes may hold a record: a good record or seal anywhere after the
@@ -291,8 +287,10 @@ struct LogScanner {
            UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: start + 8, as: UInt64.self)) == firstVersion {
             return true
         }
-        if case .record = LogRecordReader.read(bytes, at: start) { return true }
-        if case .seal = LogRecordReader.read(bytes, at: start) { return true }
+        switch LogRecordReader.read(bytes, at: start) {
+        case .record, .seal: return true
+        case .end, .damaged: break
+        }
         return firstVersion > 0 && laterRecordVouches(bytes, after: start, for: firstVersion - 1)
     }
 

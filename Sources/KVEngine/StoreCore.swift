@@ -124,7 +124,7 @@ final class StoreCore: @unchecked Sendable {
         let scanner = LogScanner(fileSystem: fileSystem, directory: walDirectory,
                                  appliedVersion: applied, mode: options.recovery, repair: true,
                                  logStarted: opened.logStarted)
-        var (report, segments, lastLogVersion) = try scanner.scan { (version, payload) throws(KVError) in
+        var (report, segments, lastLogVersion, interrupted) = try scanner.scan { (version, payload) throws(KVError) in
             guard version > applied else { return }
             guard let commit = LogRecordCodec.decodePayload(payload, version: version) else {
                 throw KVError.corruptLog(file: walDirectory, offset: 0,
@@ -144,7 +144,7 @@ final class StoreCore: @unchecked Sendable {
 
         var writer = try LogWriter(
             fileSystem: fileSystem, directory: walDirectory, segmentLimit: options.segmentSize,
-            nextVersion: lastVersion + 1, retained: segments)
+            nextVersion: lastVersion + 1, retained: segments, interrupted: interrupted)
         _ = try writer.retire(appliedThrough: applied)
         segments.removeAll()
         if !opened.logStarted {
