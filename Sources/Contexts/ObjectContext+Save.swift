@@ -187,24 +187,26 @@ extension ObjectContext {
             } else {
                 continue
             }
+            entries.append(SaveEntry(
+                object: object, id: object.storedID, step: step,
+                values: object.current, ancestorVersion: object.ancestorVersion))
             // Validated here, in the same pass (and so in the same order) as before, while the
             // object is in cache: a separate pass over 10,000 objects misses on each again.
+            // Through the entry, in place: validating the object's own values retained and
+            // released them, its entity and its ID, per object.
             if !object.deletedFlag {
                 switch step {
-                case .insert, .update: try object.entity.validate(object.current, of: object.storedID)
+                case .insert, .update: try entries[entries.count - 1].validate()
                 default: break
                 }
             }
-            entries.append(SaveEntry(
-                object: object, id: object.storedID, step: step,
-                values: object.current, ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion))
             if insertedEntries.isEmpty {
                 if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
             } else {
                 // From the first new object on, keys wait for allocation: the batch begun is
                 // dropped below, and the first attempt builds one from the kept records.
                 switch step {
-                case .insert, .update: _ = entries[entries.count - 1].encodedRecord()
+                case .insert, .update: entries[entries.count - 1].encodeAhead()
                 default: break
                 }
             }
@@ -337,8 +339,11 @@ extension ObjectContext {
             switch entries[index].step {
             case .insert, .update:
                 let wasStored = entries[index].updatesStoredRecord
-                object.current = entries[index].values
-                object.ancestorValues = entries[index].values
+                // Written values are the object's own unless a policy chose others: then the
+                // object keeps its buffer, and only the ancestor moves (an assignment retains
+                // the new buffer and releases the old).
+                if !entries[index].values.sharesStorage(with: object.current) { object.current = entries[index].values }
+                object.ancestorValues = object.current
                 object.ancestorVersion = versionOfEntry[index] ?? 0
                 object.insertedFlag = false
                 object.deletedFlag = false

@@ -71,6 +71,9 @@ struct ObjectValues: Equatable, @unchecked Sendable {
         self.buffer = buffer
     }
 
+    /// Whether `self` and `other` are one buffer (so equal without comparing a slot).
+    func sharesStorage(with other: ObjectValues) -> Bool { buffer === other.buffer }
+
     /// How many slots (the entity's attribute count).
     var count: Int {
         buffer.withUnsafeMutablePointerToHeader { $0.pointee.count }

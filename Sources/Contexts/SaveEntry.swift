@@ -30,11 +30,29 @@ struct SaveEntry {
     var values: ObjectValues {
         didSet { record = nil }
     }
-    /// `values` encoded, once encoded: the save encodes each object's record in the pass that
-    /// collects it, while its values are in cache, and keeps it for every commit attempt.
+    /// `values` encoded ahead of the batch that writes them (a save with new objects encodes
+    /// each record in the pass that collects it, while its values are in cache, and makes its
+    /// batch after allocating keys). Taken by that batch: a later attempt encodes again.
     var record: [UInt8]? = nil
-    var ancestorValues: ObjectValues
+    /// The values the commit expects the store to hold: the object's ancestor, unless a
+    /// conflict round made the store's state the ancestor.
+    var ancestorValues: ObjectValues {
+        get { ancestorOverride ?? object.ancestorValues }
+        set { ancestorOverride = newValue }
+    }
+    /// Nil while the ancestor is the object's own: an entry holding a copy of every object's
+    /// ancestor retained it when made and released it when dropped, two atomic operations per
+    /// object of a save, for values only a conflict reads.
+    private var ancestorOverride: ObjectValues? = nil
     var ancestorVersion: UInt64
+
+    init(object: StoredObject, id: ObjectID, step: Step, values: ObjectValues, ancestorVersion: UInt64) {
+        self.object = object
+        self.id = id
+        self.step = step
+        self.values = values
+        self.ancestorVersion = ancestorVersion
+    }
 
     /// Whether an insert or update writes over a record the store held (reported as an
     /// update), rather than a new one (reported as an insert).
@@ -54,12 +72,23 @@ struct SaveEntry {
         }
     }
 
-    /// `values` encoded, kept in `record`.
-    mutating func encodedRecord() -> [UInt8] {
-        if let record { return record }
-        let encoded = ValueCodec.encode(values, layout: object.entity.layout)
-        record = encoded
-        return encoded
+    /// Checks `values` against the schema. `mutating` for the reason `append(to:)` gives.
+    mutating func validate() throws(ValidationError) {
+        try object.entity.validate(values, of: id)
+    }
+
+    /// Encodes `values` into `record`, for the batch made later.
+    mutating func encodeAhead() {
+        if record == nil { record = ValueCodec.encode(values, layout: object.entity.layout) }
+    }
+
+    /// `values` encoded: the record encoded ahead, taken (moved, not copied), or encoded now.
+    ///
+    /// Moved rather than kept: a batch holding the entry's copy retained it once more, and the
+    /// copy was released when the entries were, two atomic reference-count operations per
+    /// object for a record that only a conflict round would use again.
+    private mutating func takeRecord() -> [UInt8] {
+        record.take() ?? ValueCodec.encode(values, layout: object.entity.layout)
     }
 
     /// Adds the entry's operation to `batch`; false when it writes nothing.
@@ -71,7 +100,7 @@ struct SaveEntry {
         guard let condition else { return false }
         switch step {
         case .insert, .update:
-            batch.put(encodedRecord(), forKey: key, in: table, if: condition)
+            batch.put(takeRecord(), forKey: key, in: table, if: condition)
         case .delete:
             batch.delete(key, in: table, if: condition)
         case .check:

@@ -43,7 +43,13 @@ public final class StoredObject {
     // nothing to catch.
     @exclusivity(unchecked) var storedID: ObjectID
     /// How the object reaches its context while registered (see ``ContextLink``).
-    @exclusivity(unchecked) var link: ContextLink?
+    @exclusivity(unchecked) var link: ContextLink? {
+        didSet { unretainedLink = link.map { Unmanaged.passUnretained($0) } }
+    }
+    /// `link`, unretained, for `checkAccess`: reaching a class through a stored property
+    /// retains and releases it around the call, two atomic operations on every property read
+    /// and write, and `link` (strong) keeps it alive as long as this does.
+    @exclusivity(unchecked) private var unretainedLink: Unmanaged<ContextLink>? = nil
     @exclusivity(unchecked) var ownerName = ""
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// Registered by ID only; values not loaded yet (loaded on first access).
@@ -295,10 +301,12 @@ public final class StoredObject {
                 "StoredObject \(storedID) used after \(reason); it no longer belongs to context '\(ownerName)'. "
                     + "Keep its objectID and get the object again with context.object(with:) or existingObject(with:)")
         case .registered:
-            let reached: Void? = link?.withContext { owner in
-                owner.checkQueue()
-                if isFaultStorage { owner.fulfillFault(self) }
-            }
+            let reached: Void? = unretainedLink?._withUnsafeGuaranteedRef { link in
+                link.withContext { owner in
+                    owner.checkQueue()
+                    if isFaultStorage { owner.fulfillFault(self) }
+                }
+            } ?? nil
             if reached == nil {
                 contextMisuse(
                     "StoredObject \(storedID) used after its context '\(ownerName)' was deallocated; "

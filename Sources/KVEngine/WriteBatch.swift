@@ -90,19 +90,19 @@ public struct WriteBatch: Sendable, Equatable {
     }
 
     /// Adds a put of `value` under `key`, optionally conditional.
-    public mutating func put(_ value: [UInt8], forKey key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+    public mutating func put(_ value: consuming [UInt8], forKey key: consuming [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
         note(table: table, key: key, valueBytes: value.count)
         operations.append(.put(table: table, key: key, value: value, condition: condition))
     }
 
     /// Adds a delete of `key`, optionally conditional.
-    public mutating func delete(_ key: [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+    public mutating func delete(_ key: consuming [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
         note(table: table, key: key, valueBytes: nil)
         operations.append(.delete(table: table, key: key, condition: condition))
     }
 
     /// Adds a condition on `key` that writes nothing.
-    public mutating func require(_ condition: Condition, forKey key: [UInt8], in table: String = defaultTable) {
+    public mutating func require(_ condition: Condition, forKey key: consuming [UInt8], in table: String = defaultTable) {
         note(table: table, key: key, valueBytes: nil)
         operations.append(.check(table: table, key: key, condition: condition))
     }
