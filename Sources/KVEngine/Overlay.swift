@@ -23,6 +23,13 @@ struct OverlayEntry {
 
     var byteCount: Int { 48 + (value?.count ?? 0) }
 
+    /// Calls `body` with the value's bytes, nil for a deletion, without copying the value.
+    @inline(__always)
+    func withValueBytes<R>(_ body: (UnsafeRawBufferPointer?) throws -> R) rethrows -> R {
+        guard let value else { return try body(nil) }
+        return try value.withUnsafeBytes { try body($0) }
+    }
+
     /// The record's state after this entry.
     var state: RecordState { value == nil ? .deleted(recordVersion) : .live(recordVersion) }
 }
@@ -198,7 +205,12 @@ struct OverlayState {
                         lastTable = operation.pointee.table
                     }
                     // The commit path's digest: every operation published comes from it.
-                    let tableKey = operation.pointee.tableKey
+                    // Field by field: `tableKey`, a computed property, copied the whole
+                    // operation out (retaining and releasing its value too).
+                    let digest = operation.pointee.digest
+                    let tableKey = digest != 0
+                        ? TableKey(table: operation.pointee.table, key: operation.pointee.key, digest: digest)
+                        : TableKey(table: operation.pointee.table, key: operation.pointee.key)
                     let keyBytes = tableKey.count
                     // One hash per write: the default subscript inserts a new key's versions,
                     // or hands over an existing key's, in the same lookup; `fresh` tells which.

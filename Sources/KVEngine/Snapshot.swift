@@ -315,12 +315,8 @@ public final class Snapshot: @unchecked Sendable {
                 if order < 0 {
                     let record = try RecordCodec.decode(key: stored!.key, stored: stored!.data, table: table)
                     if !record.isTombstone, try !body(stored!.key, record.value, record.version) { return }
-                } else if let value = overlayItems[overlayIndex].entry.value {
-                    let recordVersion = overlayItems[overlayIndex].entry.recordVersion
-                    let keep = try overlayItems[overlayIndex].key.withUnsafeBytes { key in
-                        try value.withUnsafeBytes { try body(key, $0, recordVersion) }
-                    }
-                    if !keep { return }
+                } else if try !Self.visit(&overlayItems[overlayIndex], body) {
+                    return
                 }
                 if order <= 0 {
                     stored = try cursor!.move(reverse ? .previous : .next)
@@ -352,6 +348,23 @@ public final class Snapshot: @unchecked Sendable {
             guard let dbi = tableHandles.handle(of: table) else { return 0 }
             let tombstones = try StoreCore.tombstoneCount(of: table, in: transaction, meta: core.metaHandle)
             return try transaction.entryCount(dbi) - Int(tombstones)
+        }
+    }
+
+    /// Calls `body` with an overlay item's key, value and record version; true (go on) for a
+    /// deletion. `inout` so that the item is read where it lies: a copy, even of one field,
+    /// retained and released its key and value, per record visited.
+    @inline(__always)
+    private static func visit(
+        _ item: inout KeyedEntry<OverlayEntry>,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool
+    ) throws -> Bool {
+        let recordVersion = item.entry.recordVersion
+        return try item.key.withUnsafeBytes { key in
+            try item.entry.withValueBytes { value in
+                guard let value else { return true }
+                return try body(key, value, recordVersion)
+            }
         }
     }
 

@@ -421,7 +421,7 @@ extension StoreCore {
         /// unresolved marker when the key is new to this batch; leaves the key's state after
         /// the operation in the slot. (One hash of the key per operation: a bulk load has a
         /// million of them.)
-        func evaluateOne(_ operation: WriteBatch.Operation, tableKey: TableKey, slot: inout RecordState) throws(KVError) {
+        func evaluateOne(_ operation: UnsafePointer<WriteBatch.Operation>, tableKey: TableKey, slot: inout RecordState) throws(KVError) {
             if slot == .unresolved {
                 if !group.isEmpty, let known = group[tableKey] {
                     slot = known
@@ -433,8 +433,8 @@ extension StoreCore {
                         // without a condition (nothing to compare), so it can be repaired. No
                         // record version can exceed the commit version, so continuing from it
                         // keeps versions from repeating.
-                        switch operation {
-                        case .put(_, _, _, nil), .delete(_, _, nil): slot = .live(viewVersion)
+                        switch (operation.pointee.kind, operation.pointee.condition) {
+                        case (.put, nil), (.delete, nil): slot = .live(viewVersion)
                         default: throw KVError.corruptRecord(table: table, key: key, reason: reason)
                         }
                     }
@@ -443,11 +443,12 @@ extension StoreCore {
             let state = slot
             // What conditions and callers see: the live version, 0 when absent or deleted.
             let current = state.exists ? state.version : 0
-            let condition: Condition?
-            switch operation {
-            case let .put(table, key, value, required):
-                condition = required
-                if table != lastTable, !knownTables.contains(table) {
+            // The operation is read in place (its kind, its condition, a logged copy), never
+            // copied whole: a copy retained its key and value and released them again.
+            let condition = operation.pointee.condition
+            switch operation.pointee.kind {
+            case .put:
+                if runTable != lastTable, let table = runTable, !knownTables.contains(table) {
                     // LMDB's table limit is fixed at open; past it the applier could not
                     // create the table, so refuse here, before anything is logged.
                     guard knownTables.count < options.maxTables - 1 else {
@@ -455,27 +456,27 @@ extension StoreCore {
                     }
                     knownTables.insert(table)
                 }
-                lastTable = table
+                lastTable = runTable
                 // A put continues from a tombstone's version: a key's versions never repeat.
                 let next = state.version + 1
                 var replacesTombstone = false
                 if case .deleted = state { replacesTombstone = true }
-                operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
-                                                  replacesTombstone: replacesTombstone, digest: tableKey.digest))
-                payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: key.count, valueBytes: value.count)
+                let logged = operation.pointee.logged(recordVersion: next, replacesTombstone: replacesTombstone,
+                                                      digest: tableKey.digest)
+                payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count,
+                                                 valueBytes: logged.value?.count)
+                operations.append(logged)
                 slot = .live(next)
                 versions.append(next)
-            case let .delete(table, key, required):
-                condition = required
+            case .delete:
                 if state.exists {
-                    operations.append(LoggedOperation(table: table, key: key, recordVersion: current, value: nil,
-                                                      digest: tableKey.digest))
-                    payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: key.count, valueBytes: nil)
+                    operations.append(operation.pointee.logged(recordVersion: current, replacesTombstone: false,
+                                                               digest: tableKey.digest))
+                    payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: nil)
                     slot = .deleted(current)
                 }
                 versions.append(0)
-            case let .check(_, _, required):
-                condition = required
+            case .check:
                 versions.append(current)
             }
             if let condition {
@@ -485,14 +486,14 @@ extension StoreCore {
                 case .version(let expected): holds = state.exists && current == expected
                 }
                 if !holds {
-                    failures.append(FailedCondition(table: operation.table, key: operation.key,
+                    failures.append(FailedCondition(table: operation.pointee.table, key: operation.pointee.key,
                                                     expected: condition, currentVersion: current))
                 }
             }
         }
         @inline(__always)
-        func tableKey(of operation: WriteBatch.Operation) -> TableKey {
-            switch operation {
+        func tableKey(of operation: UnsafePointer<WriteBatch.Operation>) -> TableKey {
+            switch operation.pointee {
             case .put(let table, let key, _, _), .delete(let table, let key, _), .check(let table, let key, _):
                 if table != runTable {
                     seeded = TableKey.seededHasher(table)
@@ -509,17 +510,23 @@ extension StoreCore {
         // hash table entry per key, holding the key, freed at the end). At the first repeated
         // digest (a key written twice, or two keys sharing a digest) the batch starts again on
         // the general path below.
+        // The operations are reached through a pointer, in place (see `evaluateOne`).
+        let batchOperations = batch.operations
+        let count = batchOperations.count
         if isLast {
             var distinct = true
-            var seen = DigestSet(capacity: batch.operations.count > 1 ? batch.operations.count : 0)
-            for operation in batch.operations {
-                let tableKey = tableKey(of: operation)
-                if batch.operations.count > 1, !seen.insert(tableKey.digest) {
-                    distinct = false
-                    break
+            var seen = DigestSet(capacity: count > 1 ? count : 0)
+            try batchOperations.withUnsafeBufferPointer { (operations) throws(KVError) in
+                for index in operations.indices {
+                    let operation = operations.baseAddress! + index
+                    let tableKey = tableKey(of: operation)
+                    if count > 1, !seen.insert(tableKey.digest) {
+                        distinct = false
+                        break
+                    }
+                    var slot = RecordState.unresolved
+                    try evaluateOne(operation, tableKey: tableKey, slot: &slot)
                 }
-                var slot = RecordState.unresolved
-                try evaluateOne(operation, tableKey: tableKey, slot: &slot)
             }
             if distinct {
                 if !failures.isEmpty { throw KVError.conditionFailed(failures) }
@@ -531,9 +538,12 @@ extension StoreCore {
             payloadSize = 4
             lastTable = nil
         }
-        for operation in batch.operations {
-            let tableKey = tableKey(of: operation)
-            try evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved])
+        try batchOperations.withUnsafeBufferPointer { (operations) throws(KVError) in
+            for index in operations.indices {
+                let operation = operations.baseAddress! + index
+                let tableKey = tableKey(of: operation)
+                try evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved])
+            }
         }
         if !failures.isEmpty { throw KVError.conditionFailed(failures) }
         if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }

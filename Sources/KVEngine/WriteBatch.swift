@@ -50,6 +50,35 @@ public struct WriteBatch: Sendable, Equatable {
             case .put(_, let key, _, _), .delete(_, let key, _), .check(_, let key, _): return key
             }
         }
+
+        /// What an operation does, without its payload.
+        enum Kind { case put, delete, check }
+
+        var kind: Kind {
+            switch self {
+            case .put: return .put
+            case .delete: return .delete
+            case .check: return .check
+            }
+        }
+
+        var condition: Condition? {
+            switch self {
+            case .put(_, _, _, let condition), .delete(_, _, let condition): return condition
+            case .check(_, _, let condition): return condition
+            }
+        }
+
+        /// The operation as logged at `recordVersion` (a check is never logged).
+        func logged(recordVersion: UInt64, replacesTombstone: Bool, digest: UInt64) -> LoggedOperation {
+            switch self {
+            case let .put(table, key, value, _):
+                return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value,
+                                       replacesTombstone: replacesTombstone, digest: digest)
+            case let .delete(table, key, _), let .check(table, key, _):
+                return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: nil, digest: digest)
+            }
+        }
     }
 
     /// The name of the table used when none is given.
