@@ -175,8 +175,11 @@ struct OverlayState {
         return entries.values[index].visibleStateInPlace(floor: floor, version: version)
     }
 
-    /// Adds acknowledged commits.
-    mutating func publish(_ commits: [LoggedCommit]) {
+    /// Adds acknowledged commits; returns the versions it replaced and no snapshot can read,
+    /// for the caller to free outside the lock: freeing ten thousand values (most long out of
+    /// cache) is a good part of a large publish.
+    mutating func publish(_ commits: [LoggedCommit]) -> [OverlayEntry] {
+        var replaced: [OverlayEntry] = []
         let added = commits.reduce(0) { $0 + $1.operations.count }
         // Room for a large batch of new keys at once, not by repeated doubling. Not
         // `count + added`: a batch that rewrites keys already here (a save of fetched
@@ -221,7 +224,10 @@ struct OverlayState {
                     }
                     if fresh { newKeysInRun += 1 }
                     bytes += entry.byteCount + keyBytes
-                    if let dropped { bytes -= dropped.byteCount + keyBytes }
+                    if let dropped {
+                        bytes -= dropped.byteCount + keyBytes
+                        replaced.append(dropped)
+                    }
                 }
             }
             unapplied.append(commit)
@@ -230,6 +236,7 @@ struct OverlayState {
         if let last = commits.last { latestVersion = last.version }
         peakBytes = max(peakBytes, bytes)
         largestPublishBytes = max(largestPublishBytes, bytes - bytesBefore)
+        return replaced
     }
 
     /// The (floor, version] intervals live snapshots may still read from the overlay.

@@ -378,11 +378,14 @@ extension StoreCore {
                     return nil
                 }
                 if sync { syncSeconds = monotonicSeconds() - appendStart }
-                let wakeApplier = overlay.withLock { state in
-                    state.publish(commits)
-                    return state.bytes >= options.applyThreshold
+                // The versions the commits replaced are freed once the lock is released, not
+                // while readers and the applier wait for it.
+                let (wakeApplier, replaced) = overlay.withLock { state in
+                    let replaced = state.publish(commits)
+                    return (state.bytes >= options.applyThreshold, replaced)
                 }
                 if wakeApplier { overlay.broadcast() }
+                _ = consume replaced
             }
             for (member, info) in accepted { member.result = .success(info) }
         } catch {
