@@ -213,6 +213,7 @@ public final class Snapshot: @unchecked Sendable {
             guard let transaction else { throw endedError }
             var reader = StateReader(transaction: transaction, overlay: core.overlay, floor: floor,
                                      version: version, handles: tableHandles)
+            defer { reader.close() }
             return try body(&reader)
         }
     }
@@ -454,6 +455,20 @@ struct StateReader {
     let floor: UInt64
     let version: UInt64
     var handles: TableHandles
+    /// A cursor on the table last read, kept across lookups: a batch's keys usually come in
+    /// order (a context's objects are saved in the order they were fetched), and LMDB finds
+    /// the next one on the cursor's leaf page without descending the tree again. Closed by
+    /// `close()`, which `Snapshot.withStateReader` calls.
+    private var cursor: (table: MDB_dbi, cursor: LMDBCursor)? = nil
+
+    init(transaction: LMDBTransaction, overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
+         handles: TableHandles) {
+        self.transaction = transaction
+        self.overlay = overlay
+        self.floor = floor
+        self.version = version
+        self.handles = handles
+    }
 
     /// What the snapshot holds for `tableKey` (its key already validated): nothing, a live
     /// record, or a tombstone.
@@ -463,11 +478,24 @@ struct StateReader {
            let state = overlay.withLock({ $0.recordState(tableKey, floor: floor, version: version) }) {
             return state
         }
-        switch try StoredState.lookupStored(tableKey.key, in: tableKey.table, transaction: transaction, handles: &handles) {
-        case .absent: return .absent
-        case .overlay(let entry): return entry.state
-        case let .stored(version, _, isTombstone): return isTombstone ? .deleted(version) : .live(version)
+        guard let table = handles.handle(of: tableKey.table) else { return .absent }
+        if cursor?.table != table {
+            cursor?.cursor.close()
+            cursor = nil
+            cursor = (table, try transaction.openCursor(table))
         }
+        let lmdbCursor = cursor!.cursor
+        return try tableKey.key.withBytes { (keyBytes) throws(KVError) -> RecordState in
+            guard let bytes = try lmdbCursor.stored(at: keyBytes) else { return .absent }
+            let record = try RecordCodec.decode(key: keyBytes, stored: bytes, table: tableKey.table)
+            return record.isTombstone ? .deleted(record.version) : .live(record.version)
+        }
+    }
+
+    /// Closes the kept cursor; the reader reads nothing after this.
+    mutating func close() {
+        cursor?.cursor.close()
+        cursor = nil
     }
 }
 
