@@ -226,6 +226,9 @@ struct OverlayState {
                     bytes += entry.byteCount + keyBytes
                     if let dropped {
                         bytes -= dropped.byteCount + keyBytes
+                        // Sized once, at the first: a batch that replaces one record usually
+                        // replaces many (a save of fetched objects).
+                        if replaced.isEmpty { replaced.reserveCapacity(added) }
                         replaced.append(dropped)
                     }
                 }
