@@ -572,3 +572,87 @@ enum DispatchApply {
         }
     }
 }
+
+/// The commit path reads the versions of records LMDB holds through one cursor kept across a
+/// batch (`StateReader`): the same answers as a lookup from the root, whatever the order of
+/// the keys and however the batch moves between tables.
+@Suite struct StoredVersionCheckTests {
+    /// Two tables of 1,500 records each (many leaf pages) with the same keys but different
+    /// versions (some updated once, some deleted), applied to LMDB so that every check reads
+    /// LMDB, not the overlay. Returns each key's live version (0: deleted) and, for a deleted
+    /// key, the version its tombstone holds.
+    private func seeded(_ store: Store) throws -> (live: [String: [String: UInt64]], tombstones: [String: [String: UInt64]]) {
+        var live: [String: [String: UInt64]] = [:], tombstones: [String: [String: UInt64]] = [:]
+        for (table, updateEvery, deleteEvery) in [("alpha", 2, 50), ("beta", 3, 41)] {
+            var batch = WriteBatch()
+            for index in 0..<1_500 { batch.put("value \(index)", forKey: key(index), in: table) }
+            try store.commit(batch)
+            batch = WriteBatch()
+            for index in stride(from: 0, to: 1_500, by: updateEvery) { batch.put("again \(index)", forKey: key(index), in: table) }
+            try store.commit(batch)
+            batch = WriteBatch()
+            for index in stride(from: 7, to: 1_500, by: deleteEvery) { batch.delete(key(index), in: table) }
+            try store.commit(batch)
+            for index in 0..<1_500 {
+                let version: UInt64 = index % updateEvery == 0 ? 2 : 1
+                if index >= 7 && (index - 7) % deleteEvery == 0 {
+                    live[table, default: [:]][key(index)] = 0
+                    tombstones[table, default: [:]][key(index)] = version
+                } else {
+                    live[table, default: [:]][key(index)] = version
+                }
+            }
+        }
+        try store.flush()
+        #expect(try store.stats().overlayBytes == 0)
+        return (live, tombstones)
+    }
+
+    private func key(_ index: Int) -> String { String(format: "k%05d", index) }
+
+    @Test(arguments: ["ascending", "descending", "shuffled"])
+    func conditionsOnStoredRecordsHoldOrFailAsTheirVersionsSay(order: String) throws {
+        try withStore { store, _ in
+            let (versions, tombstones) = try seeded(store)
+            var targets: [(table: String, key: String)] = []
+            for index in 0..<1_500 { targets.append(("alpha", key(index))); targets.append(("beta", key(index))) }
+            switch order {
+            case "descending": targets.reverse()
+            case "shuffled":
+                var random = SeededRandom(seed: 20261201)
+                targets.shuffle(using: &random)
+            default: break
+            }
+            // Every key of both tables, interleaved; every 97th expects the wrong version.
+            var wrong: [FailedCondition] = []
+            var batch = WriteBatch()
+            for (position, target) in targets.enumerated() {
+                let current = try #require(versions[target.table]?[target.key])
+                let condition: Condition
+                if position % 97 == 0 {
+                    condition = current == 0 ? .version(1) : .version(current + 1)
+                    wrong.append(FailedCondition(table: target.table, key: bytes(target.key),
+                                                 expected: condition, currentVersion: current))
+                } else {
+                    condition = current == 0 ? .absent : .version(current)
+                }
+                batch.require(condition, forKey: bytes(target.key), in: target.table)
+            }
+            #expect(throws: KVError.conditionFailed(wrong)) { try store.commit(batch) }
+
+            // The same checks, all right this time, with a write of each: every version is
+            // the stored one plus one, and a deleted key's continues from its tombstone's.
+            batch = WriteBatch()
+            for target in targets {
+                let current = try #require(versions[target.table]?[target.key])
+                batch.put("checked", forKey: target.key, in: target.table, if: current == 0 ? .absent : .version(current))
+            }
+            let info = try store.commit(batch)
+            let expected = try targets.map { target in
+                let current = try #require(versions[target.table]?[target.key])
+                return current == 0 ? try #require(tombstones[target.table]?[target.key]) + 1 : current + 1
+            }
+            #expect(info.recordVersions == expected)
+        }
+    }
+}
