@@ -176,10 +176,7 @@ package struct LoggedOperation: Sendable, Equatable {
     }
 
     /// The operation's key as the overlay's dictionary key, from the kept digest if any.
-    var tableKey: TableKey {
-        if digest != 0 { return TableKey(table: table, key: key, digest: digest) }
-        return TableKey(table: table, key: key)
-    }
+    var tableKey: TableKey { TableKey(table: table, key: key, digest: digest) }
 
     package static func == (lhs: LoggedOperation, rhs: LoggedOperation) -> Bool {
         lhs.table == rhs.table && lhs.key == rhs.key && lhs.recordVersion == rhs.recordVersion

@@ -210,10 +210,8 @@ struct OverlayState {
                     // The commit path's digest: every operation published comes from it.
                     // Field by field: `tableKey`, a computed property, copied the whole
                     // operation out (retaining and releasing its value too).
-                    let digest = operation.pointee.digest
-                    let tableKey = digest != 0
-                        ? TableKey(table: operation.pointee.table, key: operation.pointee.key, digest: digest)
-                        : TableKey(table: operation.pointee.table, key: operation.pointee.key)
+                    let tableKey = TableKey(table: operation.pointee.table, key: operation.pointee.key,
+                                            digest: operation.pointee.digest)
                     let keyBytes = tableKey.count
                     // One hash per write: the default subscript inserts a new key's versions,
                     // or hands over an existing key's, in the same lookup; `fresh` tells which.

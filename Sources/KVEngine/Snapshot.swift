@@ -481,7 +481,7 @@ struct StateReader {
         guard let table = handles.handle(of: tableKey.table) else { return .absent }
         if cursor?.table != table {
             cursor?.cursor.close()
-            cursor = nil
+            cursor = nil  // so that a failed open leaves no closed cursor for `close()`
             cursor = (table, try transaction.openCursor(table))
         }
         let lmdbCursor = cursor!.cursor

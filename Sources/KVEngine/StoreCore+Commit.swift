@@ -161,8 +161,13 @@ struct TableKey: Hashable {
         digest = UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
-    /// A key whose digest was computed before (by this process: digests are seeded).
+    /// A key whose digest was computed before (by this process: digests are seeded), or 0
+    /// when none was (a logged operation decoded from the log), and it is computed here.
     init(table: String, key: [UInt8], digest: UInt64) {
+        self = digest == 0 ? TableKey(table: table, key: key) : TableKey(table: table, key: key, knownDigest: digest)
+    }
+
+    private init(table: String, key: [UInt8], knownDigest digest: UInt64) {
         self.table = table
         self.key = key
         self.digest = digest
