@@ -51,26 +51,17 @@ struct OverlayVersions {
 
     var byteCount: Int { older.reduce(newest.byteCount) { $0 + $1.byteCount } }
 
-    /// A key's first version; sets `made` so the caller's `push` knows it is already in.
-    init(newest: OverlayEntry, marking made: UnsafeMutablePointer<Bool>) {
-        self.newest = newest
-        made.pointee = true
-    }
-
     init(newest: OverlayEntry, older: [OverlayEntry] = []) {
         self.newest = newest
         self.older = older
     }
 
-    /// Makes `entry` the newest version, unless `fresh` says these versions were just made
-    /// from `entry`. The previous newest is kept for the live snapshots that may read it
-    /// (`intervals`); when none may, it is dropped here, and its size is returned for the
-    /// caller's byte count (0 when kept or fresh). A key rewritten before it is applied
-    /// then costs no array of older versions, and the applier has no copy to prune.
+    /// Makes `entry` the newest version. The previous newest is kept for the live snapshots
+    /// that may read it (`intervals`); when none may, it is dropped here and returned, for
+    /// the caller's byte count and to free (nil when kept). A key rewritten before it is
+    /// applied then costs no array of older versions, and the applier has no copy to prune.
     @inline(__always)
-    mutating func push(_ entry: OverlayEntry, unless fresh: UnsafeMutablePointer<Bool>,
-                       intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
-        if fresh.pointee { return nil }
+    mutating func push(_ entry: OverlayEntry, intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
         let previous = newest
         newest = entry
         if intervals.contains(where: { $0.floor < previous.commitVersion && previous.commitVersion <= $0.version }) {
@@ -99,13 +90,6 @@ struct OverlayVersions {
         visiblePosition(floor: floor, version: version).map { $0 == older.count ? newest.state : older[$0].state }
     }
 
-    /// `visibleState`, called through a modify accessor (see `OverlayState.recordState`).
-    /// Changes nothing.
-    @inline(__always)
-    mutating func visibleStateInPlace(floor: UInt64, version: UInt64) -> RecordState? {
-        visibleState(floor: floor, version: version)
-    }
-
     /// The newest entry at or below `version`, if it is above `floor`.
     @inline(__always)
     func visible(floor: UInt64, version: UInt64) -> OverlayEntry? {
@@ -116,7 +100,7 @@ struct OverlayVersions {
 /// Everything the overlay lock guards.
 struct OverlayState {
     /// Per table and key: the versions not yet pruned.
-    var entries: [TableKey: OverlayVersions] = [:]
+    var entries = OverlayTable()
     /// How many keys of each table `entries` holds (tables with none are absent). A scan of
     /// a table the overlay holds nothing of skips it, instead of walking every other table's
     /// keys: a context fetching one entity while another's large import is not yet applied.
@@ -163,16 +147,17 @@ struct OverlayState {
     /// The overlay's answer for `key` in a snapshot (floor, version), or nil to ask LMDB.
     @inline(__always)
     func entry(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> OverlayEntry? {
-        entries[tableKey]?.visible(floor: floor, version: version)
+        guard let index = entries.bucket(of: tableKey) else { return nil }
+        return entries.withVersions(at: index) { $0.visible(floor: floor, version: version) }
     }
 
     /// The overlay's record state for `key` in a snapshot (floor, version), or nil to ask
-    /// LMDB. Mutating only to reach the versions in place, through the dictionary's modify
-    /// accessor: its getter would copy them, retaining (and touching) their value arrays.
+    /// LMDB. The versions are read in place: a copy would retain (and touch) their value
+    /// arrays.
     @inline(__always)
-    mutating func recordState(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> RecordState? {
-        guard let index = entries.index(forKey: tableKey) else { return nil }
-        return entries.values[index].visibleStateInPlace(floor: floor, version: version)
+    func recordState(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> RecordState? {
+        guard let index = entries.bucket(of: tableKey) else { return nil }
+        return entries.withVersions(at: index) { $0.visibleState(floor: floor, version: version) }
     }
 
     /// Adds acknowledged commits; returns the versions it replaced and no snapshot can read,
@@ -213,12 +198,13 @@ struct OverlayState {
                     let tableKey = TableKey(table: operation.pointee.table, key: operation.pointee.key,
                                             digest: operation.pointee.digest)
                     let keyBytes = tableKey.count
-                    // One hash per write: the default subscript inserts a new key's versions,
-                    // or hands over an existing key's, in the same lookup; `fresh` tells which.
+                    // One probe per write: a new key's versions are made from `entry`, an
+                    // existing key's take it as their newest; `fresh` tells which.
                     var fresh = false
-                    let dropped = withUnsafeMutablePointer(to: &fresh) { fresh in
-                        entries[tableKey, default: OverlayVersions(newest: entry, marking: fresh)]
-                            .push(entry, unless: fresh, intervals: intervals)
+                    let dropped = entries.withVersions(inserting: tableKey, { OverlayVersions(newest: entry) }) {
+                        versions, isNew -> OverlayEntry? in
+                        fresh = isNew
+                        return isNew ? nil : versions.push(entry, intervals: intervals)
                     }
                     if fresh { newKeysInRun += 1 }
                     bytes += entry.byteCount + keyBytes
@@ -251,7 +237,7 @@ struct OverlayState {
     /// and woken the waiters: freeing a million entries takes a noticeable fraction of a
     /// second, which no flush needs to wait for.
     mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi])
-        -> (entries: [TableKey: OverlayVersions], commits: [LoggedCommit])?
+        -> (entries: OverlayTable, commits: [LoggedCommit])?
     {
         tableHandles.merge(newTables) { old, _ in old }
         pendingTables.subtract(newTables.keys)
@@ -261,7 +247,7 @@ struct OverlayState {
         if intervals.isEmpty && unappliedHead + count == unapplied.count {
             // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
             let dropped = (entries, unapplied)
-            entries = [:]
+            entries = OverlayTable()
             keysPerTable = [:]
             bytes = 0
             unapplied = []
@@ -306,8 +292,8 @@ struct OverlayState {
     /// Drops the applied entries of one key that no live snapshot needs. Returns whether the
     /// key left `entries`; the caller lowers `keysPerTable` (the sequence form does).
     private mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)]) -> Bool {
-        guard let index = entries.index(forKey: tableKey) else { return false }
-        let versions = entries.values[index]
+        guard let index = entries.bucket(of: tableKey) else { return false }
+        let versions = entries.withVersions(at: index) { $0 }
         func needed(_ entry: OverlayEntry) -> Bool {
             intervals.contains { $0.floor < entry.commitVersion && entry.commitVersion <= $0.version }
         }
@@ -327,7 +313,7 @@ struct OverlayState {
             }
         }
         if let newest = kept.popLast() {
-            entries.values[index] = OverlayVersions(newest: newest, older: kept)
+            entries.withVersions(at: index) { $0 = OverlayVersions(newest: newest, older: kept) }
             return false
         }
         entries.remove(at: index)
@@ -338,7 +324,7 @@ struct OverlayState {
     mutating func sweep() {
         keptForSnapshots = false
         let intervals = neededIntervals
-        prune(Array(entries.keys), intervals: intervals)
+        prune(entries.keys, intervals: intervals)
     }
 
     /// Every overlay key of `table` in [lower, upper) with its visible entry, sorted.
@@ -348,10 +334,11 @@ struct OverlayState {
         var result: [KeyedEntry<OverlayEntry>] = []
         guard let keyCount = keysPerTable[table] else { return result }
         result.reserveCapacity(keyCount)
-        for (tableKey, versions) in entries where tableKey.table == table {
+        entries.forEach { tableKey, versions in
+            guard tableKey.table == table else { return }
             let key = tableKey.key
-            if let lower, key.lexicographicallyPrecedes(lower) { continue }
-            if let upper, !key.lexicographicallyPrecedes(upper) { continue }
+            if let lower, key.lexicographicallyPrecedes(lower) { return }
+            if let upper, !key.lexicographicallyPrecedes(upper) { return }
             if let entry = versions.visible(floor: floor, version: version) {
                 result.append(KeyedEntry(key: key, entry: entry))
             }

@@ -63,12 +63,11 @@ import CairnTestSupport
             OverlayEntry(commitVersion: 5, recordVersion: 1, value: nil),
             OverlayEntry(commitVersion: 8, recordVersion: 2, value: [2, 2]),
         ]
-        var versions = OverlayVersions(newest: entries[2], older: Array(entries[..<2]))
+        let versions = OverlayVersions(newest: entries[2], older: Array(entries[..<2]))
         for floor in UInt64(0)...9 {
             for version in floor...10 {
                 let expected = versions.visible(floor: floor, version: version)?.state
                 #expect(versions.visibleState(floor: floor, version: version) == expected, "floor \(floor), version \(version)")
-                #expect(versions.visibleStateInPlace(floor: floor, version: version) == expected)
             }
         }
         #expect(versions.visibleState(floor: 4, version: 6) == .deleted(1))

@@ -1,0 +1,174 @@
+/// The overlay's keys and their versions: an open-addressing hash table that keeps each key
+/// beside its versions.
+///
+/// `Dictionary` keeps keys and values in two arrays, so a lookup that finds a key and then
+/// reads or writes its versions touches two cache lines far apart, and a commit of 10,000
+/// rewritten keys looks each one up twice (its check, its publish), in tables too large for the
+/// cache: most of a commit's time in the overlay was those misses. Here a key and its versions
+/// share one bucket (80 bytes), so a lookup touches the occupancy bytes (small, and so
+/// cached) and one bucket.
+///
+/// Placement: linear probing from the key's digest, which is already a keyed hash (SipHash
+/// with the process's secret seed, see ``TableKey``), so keys chosen to collide cannot be
+/// built without the seed. Removal shifts the following run back (no tombstones), so a
+/// lookup stops at the first empty bucket. At most three quarters full; it doubles then.
+///
+/// A class, not a value: the overlay swaps a whole table out under its lock and frees it
+/// after (`OverlayState.didApply`), and a value type's copy-on-write check would cost a
+/// uniqueness test on every write. It is only used under the overlay's lock.
+final class OverlayTable {
+    private struct Bucket {
+        var key: TableKey
+        var versions: OverlayVersions
+    }
+
+    private var buckets: UnsafeMutablePointer<Bucket>
+    /// 1 where the bucket at that index holds a key.
+    private var used: UnsafeMutablePointer<UInt8>
+    private var mask: Int
+    /// How many keys the table holds.
+    private(set) var count = 0
+
+    var isEmpty: Bool { count == 0 }
+
+    /// An empty table with room for `capacity` keys before it grows.
+    init(capacity: Int = 0) {
+        let size = OverlayTable.size(for: capacity)
+        buckets = .allocate(capacity: size)
+        used = .allocate(capacity: size)
+        used.initialize(repeating: 0, count: size)
+        mask = size - 1
+    }
+
+    deinit {
+        // Bucket by bucket: `deinitialize(count:)` destroys through the runtime's generic
+        // array code.
+        for index in 0...mask where used[index] != 0 { _ = (buckets + index).move() }
+        buckets.deallocate()
+        used.deallocate()
+    }
+
+    /// The number of buckets for `capacity` keys: a power of two, at most three quarters full.
+    private static func size(for capacity: Int) -> Int {
+        var size = 16
+        while size * 3 < capacity * 4 { size *= 2 }
+        return size
+    }
+
+    /// Makes room for `capacity` keys in all, so that adding up to that many rehashes at most
+    /// once, now.
+    func reserveCapacity(_ capacity: Int) {
+        if OverlayTable.size(for: capacity) > mask + 1 { resize(to: OverlayTable.size(for: capacity)) }
+    }
+
+    /// The index of the bucket holding `key`, or nil. Valid until the next insertion or
+    /// removal.
+    @inline(__always)
+    func bucket(of key: TableKey) -> Int? {
+        var index = Int(truncatingIfNeeded: key.digest) & mask
+        while used[index] != 0 {
+            // The digest is compared in place before anything that could retain.
+            if (buckets + index).pointee.key.digest == key.digest && (buckets + index).pointee.key == key {
+                return index
+            }
+            index = (index + 1) & mask
+        }
+        return nil
+    }
+
+    /// The versions of `key`, copied; nil when the table does not hold it.
+    subscript(key: TableKey) -> OverlayVersions? {
+        bucket(of: key).map { buckets[$0].versions }
+    }
+
+    /// Calls `body` with the versions in bucket `index` (from ``bucket(of:)``), in place: a
+    /// copy would retain the versions' value arrays, touching each one's memory.
+    @inline(__always)
+    func withVersions<R>(at index: Int, _ body: (inout OverlayVersions) throws -> R) rethrows -> R {
+        precondition(used[index] != 0, "OverlayTable: no key at bucket \(index)")
+        return try body(&(buckets + index).pointee.versions)
+    }
+
+    /// The key in bucket `index`.
+    func key(at index: Int) -> TableKey {
+        precondition(used[index] != 0, "OverlayTable: no key at bucket \(index)")
+        return buckets[index].key
+    }
+
+    /// Calls `body` with `key`'s versions in place, adding `key` with `makeNew()` first when
+    /// the table does not hold it; `body` learns which (`fresh`). One probe either way.
+    @inline(__always)
+    func withVersions<R>(
+        inserting key: TableKey, _ makeNew: () -> OverlayVersions, _ body: (inout OverlayVersions, _ fresh: Bool) -> R
+    ) -> R {
+        if (count + 1) * 4 > (mask + 1) * 3 { resize(to: (mask + 1) * 2) }
+        var index = Int(truncatingIfNeeded: key.digest) & mask
+        while used[index] != 0 {
+            if (buckets + index).pointee.key.digest == key.digest && (buckets + index).pointee.key == key {
+                return body(&(buckets + index).pointee.versions, false)
+            }
+            index = (index + 1) & mask
+        }
+        (buckets + index).initialize(to: Bucket(key: key, versions: makeNew()))
+        used[index] = 1
+        count += 1
+        return body(&(buckets + index).pointee.versions, true)
+    }
+
+    /// Removes the key in bucket `index`, and returns its versions.
+    @discardableResult
+    func remove(at index: Int) -> OverlayVersions {
+        precondition(used[index] != 0, "OverlayTable: no key at bucket \(index)")
+        let removed = (buckets + index).move()
+        used[index] = 0
+        count -= 1
+        // Shift back the run that follows, so no lookup stops early at the hole: a key moves
+        // into the hole when its home bucket is not cyclically in (hole, its index].
+        var hole = index
+        var next = (index + 1) & mask
+        while used[next] != 0 {
+            let home = Int(truncatingIfNeeded: (buckets + next).pointee.key.digest) & mask
+            let homeIsAfterHole = hole <= next ? (hole < home && home <= next) : (hole < home || home <= next)
+            if !homeIsAfterHole {
+                (buckets + hole).initialize(to: (buckets + next).move())
+                used[hole] = 1
+                used[next] = 0
+                hole = next
+            }
+            next = (next + 1) & mask
+        }
+        return removed.versions
+    }
+
+    /// Every key, in no particular order.
+    var keys: [TableKey] {
+        var keys: [TableKey] = []
+        keys.reserveCapacity(count)
+        for index in 0...mask where used[index] != 0 { keys.append(buckets[index].key) }
+        return keys
+    }
+
+    /// Calls `body` with every key and its versions, in place, in no particular order. `body`
+    /// must not change the table.
+    func forEach(_ body: (borrowing TableKey, borrowing OverlayVersions) throws -> Void) rethrows {
+        for index in 0...mask where used[index] != 0 {
+            try body((buckets + index).pointee.key, (buckets + index).pointee.versions)
+        }
+    }
+
+    private func resize(to size: Int) {
+        let oldBuckets = buckets, oldUsed = used, oldSize = mask + 1
+        buckets = .allocate(capacity: size)
+        used = .allocate(capacity: size)
+        used.initialize(repeating: 0, count: size)
+        mask = size - 1
+        for old in 0..<oldSize where oldUsed[old] != 0 {
+            var index = Int(truncatingIfNeeded: (oldBuckets + old).pointee.key.digest) & mask
+            while used[index] != 0 { index = (index + 1) & mask }
+            (buckets + index).initialize(to: (oldBuckets + old).move())
+            used[index] = 1
+        }
+        oldBuckets.deallocate()
+        oldUsed.deallocate()
+    }
+}
