@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 // Posting a context's notifications: through NotificationCenter.default (on the context's
 // queue, object = the context) and to the AsyncSequence subscribers, in that order, always both.
@@ -72,8 +73,13 @@ extension ObjectContext {
 
     // MARK: - Posting (on the queue)
 
-    /// Posts the will-save; returns its ID lists and the sets made of them, which the
-    /// did-save reuses where its lists are the same (see `postDidSave`).
+    /// Posts the will-save; returns its ID lists, with the did-save's sets of them begun.
+    ///
+    /// The will-save's `userInfo` holds its typed value only, no ID sets: Core Data's
+    /// will-save has no `userInfo` at all, and hashing every ID into a set is a good part of a
+    /// large save. The did-save does post sets; when its lists are the will-save's (a save of
+    /// updates), each large set is hashed on another thread while the save goes on (see
+    /// ``IDSetBuild``).
     func postWillSave() -> PostedIDSets {
         var inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []
         let objects = objectsInOrder
@@ -97,23 +103,18 @@ extension ObjectContext {
         }
         let note = ContextWillSaveNotification(
             contextName: name, insertedObjectIDs: inserted, updatedObjectIDs: updated, deletedObjectIDs: deleted)
+        // Begun before the observers run: they, the save's checks and its commit are what
+        // the sets' hashing overlaps.
         let sets = PostedIDSets(inserted: inserted, updated: updated, deleted: deleted)
         NotificationCenter.default.post(
-            name: .cairnObjectContextWillSave, object: self,
-            userInfo: [
-                ContextNotificationKey.insertedObjectIDs: sets.inserted.set,
-                ContextNotificationKey.updatedObjectIDs: sets.updated.set,
-                ContextNotificationKey.deletedObjectIDs: sets.deleted.set,
-                ContextNotificationKey.payload: note,
-            ])
+            name: .cairnObjectContextWillSave, object: self, userInfo: [ContextNotificationKey.payload: note])
         eventStreams.send(.willSave(note))
         return sets
     }
 
-    /// Posts the did-save. `willSave` holds the sets the will-save posted: a set is hashed
-    /// again only when the did-save's list differs from the will-save's (inserted objects
-    /// changed their IDs, a merge policy changed the outcome). A save of updates builds each
-    /// set once.
+    /// Posts the did-save. `willSave` holds the lists the will-save posted and the sets begun
+    /// for them: a list equal to the will-save's takes its set; another (inserted objects
+    /// changed their IDs, a merge policy changed the outcome) is hashed here.
     func postDidSave(_ note: ContextDidSaveNotification, reusing willSave: PostedIDSets? = nil) {
         var userInfo: [AnyHashable: Any] = [
             ContextNotificationKey.insertedObjectIDs:
@@ -144,22 +145,24 @@ extension ObjectContext {
     }
 }
 
-/// The object ID lists of a will-save, and the sets posted for them.
+/// The object ID lists of a will-save, and the did-save's sets of them, begun.
 struct PostedIDSets {
     /// One list and its set.
     struct Posted {
         let ids: [ObjectID]
-        let set: Set<ObjectID>
+        /// Begun for long lists only; a short one is hashed when the did-save wants it.
+        let build: IDSetBuild?
 
         init(_ ids: [ObjectID]) {
             self.ids = ids
-            set = Set(ids)
+            build = ids.count >= IDSetBuild.backgroundThreshold ? IDSetBuild(ids) : nil
         }
 
-        /// The set of `ids`: this one when the lists are equal (comparing is much cheaper
-        /// than hashing), else a new one.
+        /// The set of `ids`: the one begun when the lists are equal (comparing is much
+        /// cheaper than hashing), else a new one.
         func set(for ids: [ObjectID]) -> Set<ObjectID> {
-            ids == self.ids ? set : Set(ids)
+            if let build, ids == self.ids { return build.set }
+            return Set(ids)
         }
     }
 
@@ -169,5 +172,58 @@ struct PostedIDSets {
         self.inserted = Posted(inserted)
         self.updated = Posted(updated)
         self.deleted = Posted(deleted)
+    }
+}
+
+/// A set of object IDs hashed on a global queue while the saving context goes on, for its
+/// did-save: the list is known when the save starts, the set wanted when it ends, and between
+/// the two the save validates, encodes and waits for its commit to be durable. Hashing 10,000
+/// IDs into a set takes most of a millisecond here.
+///
+/// Whoever comes first does the work: the queue's task, or the did-save, which hashes the list
+/// itself when the task has not started (a busy pool never delays a save) and otherwise waits
+/// for the task to finish. Lists shorter than ``IDSetBuild/backgroundThreshold`` get none: the
+/// did-save hashes them on the context's queue, since a hop to another thread costs more.
+final class IDSetBuild: Sendable {
+    /// From this many IDs on, the set is hashed on another thread.
+    static let backgroundThreshold = 512
+
+    private static let waiting = 0, claimed = 1, done = 2
+
+    private let ids: [ObjectID]
+    private let state = Atomic<Int>(IDSetBuild.waiting)
+    private let result = Mutex<Set<ObjectID>?>(nil)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Starts hashing `ids` on a global queue.
+    init(_ ids: [ObjectID]) {
+        self.ids = ids
+        DispatchQueue.global(qos: .userInitiated).async { [self] in
+            if claim() { finish(with: Set(self.ids)) }
+        }
+    }
+
+    /// The set of the IDs: built here when no one has started it, else waited for.
+    var set: Set<ObjectID> {
+        if claim() {
+            let set = Set(ids)
+            finish(with: set)
+            return set
+        }
+        if state.load(ordering: .acquiring) != Self.done {
+            finished.wait()
+            finished.signal()  // for any later reader
+        }
+        return result.withLock { $0 ?? Set(ids) }
+    }
+
+    private func claim() -> Bool {
+        state.compareExchange(expected: Self.waiting, desired: Self.claimed, ordering: .acquiringAndReleasing).exchanged
+    }
+
+    private func finish(with set: Set<ObjectID>) {
+        result.withLock { $0 = set }
+        state.store(Self.done, ordering: .releasing)
+        finished.signal()
     }
 }

@@ -1,0 +1,111 @@
+import CairnTestSupport
+import Foundation
+import Testing
+@testable import Contexts
+
+/// The ID sets of a did-save, which a large save hashes on another thread while it goes on
+/// (`IDSetBuild`), and the will-save, which carries its typed value only (Core Data's
+/// will-save has no `userInfo`).
+@Suite struct SaveNotificationSetTests {
+    /// `count` people saved through one context; their IDs in order.
+    private func seedPeople(_ store: TestStore, _ count: Int) throws -> [ObjectID] {
+        let context = store.context("seeder")
+        return try context.performAndWait {
+            let people = (0..<count).map { index -> StoredObject in
+                let person = context.insert(entity: "Person")
+                person["name"] = .string("p\(index)")
+                person["age"] = .int(Int64(index))
+                return person
+            }
+            try context.save()
+            return people.map(\.objectID)
+        }
+    }
+
+    /// The did-save's and will-save's `userInfo`, as Foundation delivered them.
+    private func observe(_ context: ObjectContext, during body: () throws -> Void) rethrows
+        -> (will: [AnyHashable: Any], did: [AnyHashable: Any])
+    {
+        let will = Guarded<[AnyHashable: Any]?>(nil), did = Guarded<[AnyHashable: Any]?>(nil)
+        let observers = [
+            NotificationCenter.default.addObserver(forName: .cairnObjectContextWillSave, object: context, queue: nil) { note in
+                will.withLock { $0 = note.userInfo ?? [:] }
+            },
+            NotificationCenter.default.addObserver(forName: .cairnObjectContextDidSave, object: context, queue: nil) { note in
+                did.withLock { $0 = note.userInfo ?? [:] }
+            },
+        ]
+        defer { observers.forEach(NotificationCenter.default.removeObserver) }
+        try body()
+        return (will.withLock { $0 } ?? [:], did.withLock { $0 } ?? [:])
+    }
+
+    @Test(arguments: [3, IDSetBuild.backgroundThreshold, 2_000])
+    func theDidSaveHoldsTheSavedIDsAndTheWillSaveItsTypedValueOnly(count: Int) throws {
+        try withTestStore { store in
+            let ids = try seedPeople(store, count)
+            let context = store.context("editor")
+            let (will, did) = try observe(context) {
+                try context.performAndWait {
+                    for person in try context.fetch(FetchRequest(entityName: "Person")) {
+                        person["age"] = .int(-1)
+                    }
+                    try context.save()
+                }
+            }
+            #expect(Set(will.keys.compactMap { $0 as? String }) == [ContextNotificationKey.payload])
+            let willNote = try #require(will[ContextNotificationKey.payload] as? ContextWillSaveNotification)
+            #expect(willNote.updatedObjectIDs == ids)
+            #expect(did[ContextNotificationKey.updatedObjectIDs] as? Set<ObjectID> == Set(ids))
+            #expect(did[ContextNotificationKey.insertedObjectIDs] as? Set<ObjectID> == [])
+            #expect(did[ContextNotificationKey.deletedObjectIDs] as? Set<ObjectID> == [])
+        }
+    }
+
+    /// A will-save observer that changes one more object changes the did-save's list: its set
+    /// is the saved objects', not the one begun for the will-save's list.
+    @Test func anObserverWhoseChangesAlterTheSaveGetsTheDidSavesOwnSets() throws {
+        try withTestStore { store in
+            let count = IDSetBuild.backgroundThreshold + 10
+            let ids = try seedPeople(store, count)
+            let context = store.context("editor")
+            let extra = ids[count - 1]
+            // Runs synchronously on the context's queue, inside save().
+            let change = NotificationCenter.default.addObserver(
+                forName: .cairnObjectContextWillSave, object: context, queue: nil
+            ) { _ in
+                try? context.existingObject(with: extra)["age"] = .int(-2)
+            }
+            defer { NotificationCenter.default.removeObserver(change) }
+            let (will, did) = try observe(context) {
+                try context.performAndWait {
+                    for id in ids.dropLast() { try context.existingObject(with: id)["age"] = .int(-1) }
+                    try context.save()
+                }
+            }
+            let willNote = try #require(will[ContextNotificationKey.payload] as? ContextWillSaveNotification)
+            #expect(willNote.updatedObjectIDs == Array(ids.dropLast()))
+            #expect(did[ContextNotificationKey.updatedObjectIDs] as? Set<ObjectID> == Set(ids))
+            #expect(try store.committed(extra)?.values["age"] == .int(-2))
+        }
+    }
+
+    /// Whoever comes first builds the set: read at once (usually before the queue's task
+    /// starts), after a pause (after it finished), and from many builds at once.
+    @Test func aSetBuildGivesTheSameSetWhoeverBuildsIt() async {
+        let ids = (0..<3_000).map { ObjectID(entityName: "Person", primaryKey: UInt64($0 * 7 + 1)) }
+        let expected = Set(ids)
+        #expect(IDSetBuild(ids).set == expected)
+        let later = IDSetBuild(ids)
+        try? await Task.sleep(for: .milliseconds(50))
+        #expect(later.set == expected)
+        #expect(later.set == expected)  // read twice
+        let builds = (0..<64).map { _ in IDSetBuild(ids) }
+        let sizes = await withTaskGroup(of: Int.self) { group in
+            for build in builds { group.addTask { build.set.count } }
+            return await group.reduce(into: [Int]()) { $0.append($1) }
+        }
+        #expect(sizes == Array(repeating: expected.count, count: 64))
+        #expect(builds.allSatisfy { $0.set == expected })
+    }
+}
