@@ -120,7 +120,7 @@ extension ObjectContext {
             }
             guard !batch.isEmpty else {
                 // Every entry resolved to "write nothing" (take the store's state, both deleted).
-                finish(entries, recordVersions: [], entryOfOperation: [], commitVersion: nil, report: &report)
+                finish(consume entries, recordVersions: [], entryOfOperation: [], commitVersion: nil, report: &report)
                 return
             }
             report.attempts += 1
@@ -132,7 +132,7 @@ extension ObjectContext {
             }
             switch outcome {
             case .success(let info):
-                finish(entries, recordVersions: info.recordVersions, entryOfOperation: entryOfOperation,
+                finish(consume entries, recordVersions: info.recordVersions, entryOfOperation: entryOfOperation,
                        commitVersion: info.version, report: &report)
                 return
             case .failure(.conditionFailed(let failures)):
@@ -310,8 +310,13 @@ extension ObjectContext {
     }
 
     /// Moves the committed entries' state into their objects.
+    ///
+    /// The entries are consumed last to first, each moved out of the array and dropped as
+    /// soon as its object is done, while the entry, its object and its values are in cache:
+    /// dropping the whole array afterwards released 10,000 objects' values again, each out
+    /// of the cache by then. The ID lists are made in the same order and reversed at the end.
     private func finish(
-        _ entries: [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
+        _ entries: consuming [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
         report: inout SaveReport
     ) {
         var versionOfEntry = [UInt64?](repeating: nil, count: entries.count)
@@ -328,39 +333,38 @@ extension ObjectContext {
             default: break
             }
         }
-        report.updatedObjectIDs.reserveCapacity(report.updatedObjectIDs.count + updates)
-        report.insertedObjectIDs.reserveCapacity(report.insertedObjectIDs.count + inserts)
-        // Fields are read from the array in place (`entries[index].…`): copying whole entries
-        // would retain and release everything they hold, per object.
-        for index in entries.indices {
-            let object = entries[index].object
-            let id = entries[index].id
+        var updated: [ObjectID] = [], inserted: [ObjectID] = [], deleted: [ObjectID] = [], tookStore: [ObjectID] = []
+        updated.reserveCapacity(updates)
+        inserted.reserveCapacity(inserts)
+        while let entry = entries.popLast() {
+            let object = entry.object
+            let id = entry.id
             object.conflictCheckMark = false
-            switch entries[index].step {
+            switch entry.step {
             case .insert, .update:
-                let wasStored = entries[index].updatesStoredRecord
+                let wasStored = entry.updatesStoredRecord
                 // Written values are the object's own unless a policy chose others: then the
                 // object keeps its buffer, and only the ancestor moves (an assignment retains
                 // the new buffer and releases the old).
-                if !entries[index].values.sharesStorage(with: object.current) { object.current = entries[index].values }
+                if !entry.values.sharesStorage(with: object.current) { object.current = entry.values }
                 object.ancestorValues = object.current
-                object.ancestorVersion = versionOfEntry[index] ?? 0
+                object.ancestorVersion = versionOfEntry[entries.count] ?? 0
                 object.insertedFlag = false
                 object.deletedFlag = false
                 changeID(of: object, to: id)
                 if wasStored {
-                    report.updatedObjectIDs.append(id)
+                    updated.append(id)
                 } else {
-                    report.insertedObjectIDs.append(id)
+                    inserted.append(id)
                     if let temporary = temporaryIDOfPermanent[id] { report.temporaryIDs[id] = temporary }
                 }
             case .delete, .dropDeleted:
-                report.deletedObjectIDs.append(id)
+                deleted.append(id)
                 forget(object, reason: "its deletion was saved")
             case .check:
                 break
             case let .takeStore(values, version):
-                report.tookStoreObjectIDs.append(id)
+                tookStore.append(id)
                 if let values {
                     object.current = values
                     object.ancestorValues = values
@@ -371,6 +375,14 @@ extension ObjectContext {
                 }
             }
         }
+        func add(_ ids: inout [ObjectID], to list: inout [ObjectID]) {
+            ids.reverse()
+            if list.isEmpty { list = ids } else { list.append(contentsOf: ids) }
+        }
+        add(&updated, to: &report.updatedObjectIDs)
+        add(&inserted, to: &report.insertedObjectIDs)
+        add(&deleted, to: &report.deletedObjectIDs)
+        add(&tookStore, to: &report.tookStoreObjectIDs)
         report.commitVersion = commitVersion
     }
 }
