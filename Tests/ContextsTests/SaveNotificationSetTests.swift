@@ -90,6 +90,39 @@ import Testing
         }
     }
 
+    /// The report's updated list is the will-save's own while they agree; an observer that
+    /// swaps one updated object for another in the middle gets the saved objects, in order.
+    @Test func theUpdatedListFollowsWhatTheSaveWroteInOrder() throws {
+        try withTestStore { store in
+            let ids = try seedPeople(store, 5)  // registered as a, b, x, c, d by the fetch below
+            let (a, b, x, c, d) = (ids[0], ids[1], ids[2], ids[3], ids[4])
+            let context = store.context("editor")
+            let swap = NotificationCenter.default.addObserver(
+                forName: .cairnObjectContextWillSave, object: context, queue: nil
+            ) { _ in
+                try? context.existingObject(with: b)["age"] = .int(1)  // back to its saved value
+                try? context.existingObject(with: x)["age"] = .int(-2)
+            }
+            defer { NotificationCenter.default.removeObserver(swap) }
+            let (will, saved) = try context.performAndWait { () throws -> ([ObjectID], ContextDidSaveNotification?) in
+                let people = try context.fetch(FetchRequest(entityName: "Person"))
+                #expect(people.map(\.objectID) == ids)
+                for id in [a, b, c, d] { try context.existingObject(with: id)["age"] = .int(-1) }
+                let will = Guarded<[ObjectID]>([])
+                let observer = NotificationCenter.default.addObserver(
+                    forName: .cairnObjectContextWillSave, object: context, queue: nil
+                ) { note in will.withLock { $0 = ContextWillSaveNotification(note)?.updatedObjectIDs ?? [] } }
+                defer { NotificationCenter.default.removeObserver(observer) }
+                try context.save()
+                return (will.withLock { $0 }, context.lastDidSaveNotification)
+            }
+            #expect(will == [a, b, c, d])
+            #expect(saved?.updatedObjectIDs == [a, x, c, d])
+            #expect(try store.committed(b)?.version == 1)
+            #expect(try store.committed(x)?.values["age"] == .int(-2))
+        }
+    }
+
     /// Whoever comes first builds the set: read at once (usually before the queue's task
     /// starts), after a pause (after it finished), and from many builds at once.
     @Test func aSetBuildGivesTheSameSetWhoeverBuildsIt() async {
