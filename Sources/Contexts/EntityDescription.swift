@@ -130,11 +130,17 @@ final class EntityLayout: Sendable {
     ///
     /// Small entities are searched linearly: comparing a short attribute name with another
     /// (both usually small strings, compared by their raw bits) is cheaper than hashing it,
-    /// and this runs on every property access.
+    /// and this runs on every property access. Names of another length are passed over
+    /// first: `==` on two different strings calls into the runtime to compare them, where a
+    /// small string's length is in its bits.
     @inline(__always)
     func index(of name: String) -> Int? {
         if attributes.count <= Self.linearSearchLimit {
-            for position in attributes.indices where attributes[position].name == name { return position }
+            let length = name.utf8.count
+            for position in attributes.indices {
+                let candidate = attributes[position].name
+                if candidate.utf8.count == length && candidate == name { return position }
+            }
             return nil
         }
         return indexByName[name]
