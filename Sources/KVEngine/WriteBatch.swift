@@ -70,6 +70,7 @@ public struct WriteBatch: Sendable, Equatable {
         }
 
         /// The operation as logged at `recordVersion` (a check is never logged).
+        @inline(__always)
         func logged(recordVersion: UInt64, replacesTombstone: Bool, digest: UInt64) -> LoggedOperation {
             switch self {
             case let .put(table, key, value, _):
