@@ -39,8 +39,10 @@ extension ObjectContext {
                 // Sized once for a fetch of everything (no predicate), instead of regrown.
                 guard predicate == nil else { return }
                 made.reserveCapacity(count)
-                ids.reserveCapacity(count)
-                if !onlyMade { objects.reserveCapacity(count) }
+                if !onlyMade {
+                    ids.reserveCapacity(count)
+                    objects.reserveCapacity(count)
+                }
             }) { item in
                 switch item {
                 case .registered(let object):
@@ -49,8 +51,12 @@ extension ObjectContext {
                     guard predicate?.evaluate(record.values, layout: layout) ?? true else { return }
                     let object = attachedObject(entity, record.id, record.values, record.version)
                     made.append(object)
-                    ids.append(record.id)
-                    if !onlyMade { objects.append(object) }
+                    // A context that held nothing indexes its objects later, from the objects
+                    // themselves (see `register(made:ids:)`).
+                    if !onlyMade {
+                        ids.append(record.id)
+                        objects.append(object)
+                    }
                 }
             }
             if onlyMade { objects = made }
