@@ -263,7 +263,7 @@ extension ObjectContext {
     // MARK: - Helpers
 
     func isUpdated(_ object: StoredObject) -> Bool {
-        !object.insertedFlag && !object.isFaultStorage && object.current != object.ancestorValues
+        !object.insertedFlag && !object.isFaultStorage && object.hasChangedValues
     }
 
     func entityDescription(named entityName: String) -> EntityDescription {

@@ -54,11 +54,23 @@ public final class StoredObject {
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// Registered by ID only; values not loaded yet (loaded on first access).
     @exclusivity(unchecked) var isFaultStorage = false
-    /// The values now, by attribute position (see ``ObjectValues``).
-    @exclusivity(unchecked) var current: ObjectValues
-    /// The ancestor: values and record version last read or saved. Version 0: never saved.
-    /// After a read both hold one buffer, which the first change to `current` copies.
-    @exclusivity(unchecked) var ancestorValues: ObjectValues
+    /// The values now, by attribute position (see ``ObjectValues``). Read and written through
+    /// `current`, or by the property subscript's own path (see `write(_:at:)`).
+    @exclusivity(unchecked) private var currentStorage: ObjectValues
+    /// The ancestor's values (last read or saved), unless `ancestorDelta` says how they
+    /// differ from `currentStorage`; nil exactly when `ancestorDelta` is set.
+    @exclusivity(unchecked) private var ancestorStorage: ObjectValues?
+    /// One attribute changed since the values were read or saved, and its value then: the
+    /// ancestor is `currentStorage` with that value in that slot.
+    ///
+    /// After a read, the values and the ancestor are one buffer. The first change to one
+    /// attribute used to copy that buffer for the values (an allocation and a copy of every
+    /// slot), and the save then freed the old one; changing one attribute of many objects is
+    /// the commonest edit. Now the object keeps the replaced value here, inline, and writes
+    /// the buffer in place. A change to a second attribute, or anything that replaces or
+    /// merges the values, makes the ancestor a buffer of its own first (`materializeAncestor`).
+    @exclusivity(unchecked) private var ancestorDelta: AncestorDelta? = nil
+    /// The ancestor's record version. Version 0: never saved.
     @exclusivity(unchecked) var ancestorVersion: UInt64 = 0
     @exclusivity(unchecked) var insertedFlag = false
     @exclusivity(unchecked) var deletedFlag = false
@@ -78,25 +90,92 @@ public final class StoredObject {
     public init(entity: EntityDescription) {
         self.entity = entity
         storedID = .temporary(entityName: entity.name)
-        current = entity.layout.defaultValues
-        ancestorValues = entity.layout.nullValues
+        currentStorage = entity.layout.defaultValues
+        ancestorStorage = entity.layout.nullValues
     }
 
     /// An object of `id` with no values yet (a fault, or one about to be filled).
     init(entity: EntityDescription, id: ObjectID) {
         self.entity = entity
         storedID = id
-        current = entity.layout.nullValues
-        ancestorValues = entity.layout.nullValues
+        currentStorage = entity.layout.nullValues
+        ancestorStorage = entity.layout.nullValues
     }
 
     /// An object of `id` read with `values` at record `version`: its ancestor.
     init(entity: EntityDescription, id: ObjectID, values: ObjectValues, version: UInt64) {
         self.entity = entity
         storedID = id
-        current = values
-        ancestorValues = values
+        currentStorage = values
+        ancestorStorage = values
         ancestorVersion = version
+    }
+
+    /// One attribute's value as last read or saved (see `ancestorDelta`).
+    struct AncestorDelta {
+        let position: Int
+        let value: AttributeValue
+    }
+
+    /// The values now. Replacing or changing them through this property first gives the
+    /// ancestor a buffer of its own, if it shares this one (see `ancestorDelta`).
+    var current: ObjectValues {
+        _read { yield currentStorage }
+        set {
+            materializeAncestor()
+            currentStorage = newValue
+        }
+        _modify {
+            materializeAncestor()
+            yield &currentStorage
+        }
+    }
+
+    /// The ancestor's values: as last read or saved.
+    var ancestorValues: ObjectValues {
+        get {
+            guard let delta = ancestorDelta else { return ancestorStorage! }
+            var ancestor = currentStorage
+            ancestor[delta.position] = delta.value
+            return ancestor
+        }
+        set {
+            ancestorStorage = newValue
+            ancestorDelta = nil
+        }
+    }
+
+    /// Whether the values differ from the ancestor's (absent counting as null): with one
+    /// attribute changed, a comparison of that slot alone.
+    var hasChangedValues: Bool {
+        if let delta = ancestorDelta { return currentStorage[delta.position] != delta.value }
+        return currentStorage != ancestorStorage!
+    }
+
+    /// Sets attribute `position` to `value`: the property subscript's path.
+    @inline(__always)
+    private func write(_ value: AttributeValue, at position: Int) {
+        if let delta = ancestorDelta {
+            // The one attribute already changed: written again in place; another: the
+            // ancestor takes a buffer of its own first.
+            if delta.position != position { materializeAncestor() }
+        } else if let ancestor = ancestorStorage, ancestor.sharesStorage(with: currentStorage) {
+            // The first change since a read or save: keep the replaced value, and let go of
+            // the ancestor's hold on the buffer so that the write below needs no copy (a
+            // buffer held elsewhere too is still copied, as any shared one is).
+            ancestorDelta = AncestorDelta(position: position, value: currentStorage[position])
+            ancestorStorage = nil
+        }
+        currentStorage[position] = value
+    }
+
+    /// Gives the ancestor a buffer of its own, if it shares the values' (see `ancestorDelta`).
+    private func materializeAncestor() {
+        guard let delta = ancestorDelta else { return }
+        var ancestor = currentStorage
+        ancestor[delta.position] = delta.value
+        ancestorStorage = ancestor
+        ancestorDelta = nil
     }
 
     /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then
@@ -157,7 +236,7 @@ public final class StoredObject {
     /// ```
     public var isUpdated: Bool {
         guard isRegisteredChecked() else { return false }
-        return !insertedFlag && !isFaultStorage && current != ancestorValues
+        return !insertedFlag && !isFaultStorage && hasChangedValues
     }
 
     /// Whether the next save would write this object: inserted, deleted or updated.
@@ -194,11 +273,11 @@ public final class StoredObject {
     public subscript(_ property: String) -> AttributeValue {
         get {
             checkAccess()
-            return current[position(of: property)]
+            return currentStorage[position(of: property)]
         }
         set {
             checkAccess()
-            current[position(of: property)] = newValue
+            write(newValue, at: position(of: property))
         }
     }
 
@@ -363,7 +442,7 @@ extension StoredObject: CustomStringConvertible {
             var flags: [String] = []
             if insertedFlag { flags.append("inserted") }
             if deletedFlag { flags.append("deleted") }
-            if !insertedFlag && current != ancestorValues { flags.append("updated") }
+            if !insertedFlag && hasChangedValues { flags.append("updated") }
             let state = flags.isEmpty ? "" : " " + flags.joined(separator: ",")
             return "StoredObject(\(storedID)\(state), \(Self.render(current.dictionary(entity.layout))))"
         }
