@@ -1,4 +1,5 @@
 import Foundation
+import KVEngine
 import Synchronization
 
 // Posting a context's notifications: through NotificationCenter.default (on the context's
@@ -192,7 +193,9 @@ final class IDSetBuild: Sendable {
 
     private let ids: [ObjectID]
     private let state = Atomic<Int>(IDSetBuild.waiting)
-    private let result = Mutex<Set<ObjectID>?>(nil)
+    /// A pthread mutex (`ConditionLock`), not `Synchronization.Mutex`, which ThreadSanitizer
+    /// reports falsely (Testing.md).
+    private let result = ConditionLock<Set<ObjectID>?>(nil)
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts hashing `ids` on a global queue.
