@@ -147,8 +147,7 @@ struct OverlayState {
     /// The overlay's answer for `key` in a snapshot (floor, version), or nil to ask LMDB.
     @inline(__always)
     func entry(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> OverlayEntry? {
-        guard let index = entries.bucket(of: tableKey) else { return nil }
-        return entries.withVersions(at: index) { $0.visible(floor: floor, version: version) }
+        entries.withVersions(of: tableKey) { $0.visible(floor: floor, version: version) } ?? nil
     }
 
     /// The overlay's record state for `key` in a snapshot (floor, version), or nil to ask
@@ -156,8 +155,7 @@ struct OverlayState {
     /// arrays.
     @inline(__always)
     func recordState(_ tableKey: TableKey, floor: UInt64, version: UInt64) -> RecordState? {
-        guard let index = entries.bucket(of: tableKey) else { return nil }
-        return entries.withVersions(at: index) { $0.visibleState(floor: floor, version: version) }
+        entries.withVersions(of: tableKey) { $0.visibleState(floor: floor, version: version) } ?? nil
     }
 
     /// Adds acknowledged commits; returns the versions it replaced and no snapshot can read,

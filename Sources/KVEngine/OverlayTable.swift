@@ -61,19 +61,34 @@ final class OverlayTable {
         if OverlayTable.size(for: capacity) > mask + 1 { resize(to: OverlayTable.size(for: capacity)) }
     }
 
-    /// The index of the bucket holding `key`, or nil. Valid until the next insertion or
-    /// removal.
+    /// Where `key` is: its bucket, found; or the empty bucket that ends its run, where it
+    /// would go.
     @inline(__always)
-    func bucket(of key: TableKey) -> Int? {
+    private func probe(_ key: TableKey) -> (index: Int, found: Bool) {
         var index = Int(truncatingIfNeeded: key.digest) & mask
         while used[index] != 0 {
             // The digest is compared in place before anything that could retain.
             if (buckets + index).pointee.key.digest == key.digest && (buckets + index).pointee.key == key {
-                return index
+                return (index, true)
             }
             index = (index + 1) & mask
         }
-        return nil
+        return (index, false)
+    }
+
+    /// The index of the bucket holding `key`, or nil. Valid until the next insertion or
+    /// removal.
+    @inline(__always)
+    func bucket(of key: TableKey) -> Int? {
+        let (index, found) = probe(key)
+        return found ? index : nil
+    }
+
+    /// Calls `body` with `key`'s versions in place; nil when the table does not hold it.
+    @inline(__always)
+    func withVersions<R>(of key: TableKey, _ body: (inout OverlayVersions) throws -> R) rethrows -> R? {
+        let (index, found) = probe(key)
+        return found ? try body(&(buckets + index).pointee.versions) : nil
     }
 
     /// The versions of `key`, copied; nil when the table does not hold it.
@@ -102,13 +117,8 @@ final class OverlayTable {
         inserting key: TableKey, _ makeNew: () -> OverlayVersions, _ body: (inout OverlayVersions, _ fresh: Bool) -> R
     ) -> R {
         if (count + 1) * 4 > (mask + 1) * 3 { resize(to: (mask + 1) * 2) }
-        var index = Int(truncatingIfNeeded: key.digest) & mask
-        while used[index] != 0 {
-            if (buckets + index).pointee.key.digest == key.digest && (buckets + index).pointee.key == key {
-                return body(&(buckets + index).pointee.versions, false)
-            }
-            index = (index + 1) & mask
-        }
+        let (index, found) = probe(key)
+        if found { return body(&(buckets + index).pointee.versions, false) }
         (buckets + index).initialize(to: Bucket(key: key, versions: makeNew()))
         used[index] = 1
         count += 1
