@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "KVEngine", targets: ["KVEngine"]),
         .library(name: "Policies", targets: ["Policies"]),
         .library(name: "Contexts", targets: ["Contexts"]),
+        .library(name: "KeyValueQueue", targets: ["KeyValueQueue"]),
         // The scenario-file parser, a product so that the fuzz package (Fuzz/) can link it.
         .library(name: "ScenarioFormat", targets: ["ScenarioFormat"]),
         .executable(name: "cairn", targets: ["cairn"]),
@@ -18,11 +19,16 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
+        // The package's lock and queue hand-off types, shared by every layer.
+        .target(name: "Locking"),
         // The storage engine: imports only CLMDB.
         .target(name: "KVEngine", dependencies: ["CLMDB"]),
         // Pure conflict logic: imports nothing of ours.
         .target(name: "Policies"),
-        .target(name: "Contexts", dependencies: ["KVEngine", "Policies"]),
+        // The object layer. Only its Storage/ folder sees KVEngine (Docs/Architecture.md).
+        .target(name: "Contexts", dependencies: ["KVEngine", "Policies", "Locking"]),
+        // The FMDB-style serial queue over the raw key-value store: needs only the engine.
+        .target(name: "KeyValueQueue", dependencies: ["KVEngine", "Locking"]),
         // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
         // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
         .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),
@@ -42,7 +48,7 @@ let package = Package(
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
-        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KVEngine", "Policies", "CairnTestSupport"]),
+        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport"]),
         .testTarget(
             name: "CairnToolTests",
             dependencies: ["KVEngine", "CairnTestSupport"],

@@ -14,8 +14,8 @@
 //               up to 1 ms before it sleeps, and the leader makes a system call to wake only
 //               writers already asleep. Cairn's design since Options.commitSpinWait.
 //
-//   gcc -O2 -pthread Docs/probes/group-commit-model.c -o /tmp/group-commit-model
-//   /tmp/group-commit-model serial 8 20000 /path/on/the/same/disk/model.dat
+//   gcc -O2 -pthread Docs/probes/group-commit-model.c -o .build/group-commit-model
+//   .build/group-commit-model serial 8 20000 /path/on/the/same/disk/model.dat
 #define _GNU_SOURCE
 #include <fcntl.h>
 #include <pthread.h>

@@ -3,6 +3,7 @@ import Contexts
 import Dispatch
 import Foundation
 import KVEngine
+import KeyValueQueue
 import Testing
 
 /// StoreQueue: the FMDB-style serial queue for plain key-value work.

@@ -244,12 +244,12 @@ public final class KeyValueDatabase {
 
     private func checkUsable() {
         guard isOpen else {
-            contextMisuse(
+            queueMisuse(
                 "StoreQueue '\(owner.label)': its database handle was used after its block returned; "
                     + "the handle is valid only inside the block it was given to")
         }
         guard owner.isOnQueue else {
-            contextMisuse(
+            queueMisuse(
                 "StoreQueue '\(owner.label)': its database handle was used off the queue; use it only inside "
                     + "the block it was given to")
         }

@@ -1,5 +1,6 @@
 import Dispatch
 import KVEngine
+import Locking
 
 /// A serial queue for plain key-value work on a ``KVEngine/Store``: Cairn's `FMDatabaseQueue`.
 /// Every block runs on the queue, one at a time, in order, so blocks from many threads never
@@ -190,7 +191,7 @@ public final class StoreQueue: Sendable {
 
     private func checkNotReentrant(_ operation: String) {
         guard isOnQueue else { return }
-        contextMisuse(
+        queueMisuse(
             "StoreQueue '\(label)': \(operation) called from inside one of this queue's own blocks; it would wait "
                 + "for itself forever (FMDB's FMDatabaseQueue deadlocks here). Use the db handle your block was "
                 + "given, and db.inSavePoint { } for a nested unit of work")

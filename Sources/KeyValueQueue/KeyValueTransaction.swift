@@ -33,9 +33,9 @@ struct KeyValueTransaction {
     let snapshot: Snapshot
     private(set) var writes: [Write] = []
     /// The latest buffered state of each written key.
-    private var overlay: [StoredKey: Visible] = [:]
+    private var overlay: [TableKey: Visible] = [:]
     /// Keys read from the snapshot, with the version read (0: absent).
-    private var reads: [StoredKey: UInt64] = [:]
+    private var reads: [TableKey: UInt64] = [:]
 
     init(snapshot: Snapshot) {
         self.snapshot = snapshot
@@ -43,7 +43,7 @@ struct KeyValueTransaction {
 
     /// The key's state as the transaction sees it; a snapshot read is remembered for validation.
     mutating func visible(_ key: [UInt8], in table: String) throws(KVError) -> Visible {
-        let stored = StoredKey(table: table, key: key)
+        let stored = TableKey(table: table, key: key)
         if let buffered = overlay[stored] { return buffered }
         let record: Record?
         do {
@@ -73,7 +73,7 @@ struct KeyValueTransaction {
         // leaves the key absent.
         let versionAfter = value == nil ? 0 : (current.value == nil ? 1 : current.version + 1)
         writes.append(Write(table: table, key: key, value: value, condition: condition, versionAfter: versionAfter))
-        overlay[StoredKey(table: table, key: key)] = Visible(value: value, version: versionAfter)
+        overlay[TableKey(table: table, key: key)] = Visible(value: value, version: versionAfter)
     }
 
     /// The buffered states of `table`'s keys within the bounds (for scans).
@@ -92,7 +92,7 @@ struct KeyValueTransaction {
         writes.removeSubrange(mark...)
         overlay.removeAll(keepingCapacity: true)
         for write in writes {
-            overlay[StoredKey(table: write.table, key: write.key)] = Visible(value: write.value, version: write.versionAfter)
+            overlay[TableKey(table: write.table, key: write.key)] = Visible(value: write.value, version: write.versionAfter)
         }
     }
 
@@ -116,4 +116,10 @@ struct KeyValueTransaction {
         }
         return batch
     }
+}
+
+/// A table and key: what the transaction buffers and remembers reads by.
+struct TableKey: Hashable {
+    let table: String
+    let key: [UInt8]
 }

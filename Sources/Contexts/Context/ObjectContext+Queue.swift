@@ -1,4 +1,5 @@
 import Dispatch
+import Locking
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -116,22 +117,6 @@ extension ObjectContext {
         contextMisuse(
             "ObjectContext '\(name)' used off its queue: wrap the access in context.perform { } or "
                 + "performAndWait { }" + (concurrencyType == .mainQueue ? " (or run it on the main thread)" : ""))
-    }
-}
-
-/// Holds a non-escaping closure for exactly one run on a context's queue.
-///
-/// `@unchecked Sendable`: `body` is written at init and read and cleared once, by the single
-/// block on the queue that runs it (a context's or a StoreQueue's); the queue hand-off orders the two.
-final class OneShotWork<T: Sendable>: @unchecked Sendable {
-    private var body: (@Sendable () throws -> T)?
-
-    init(_ body: @escaping @Sendable () throws -> T) { self.body = body }
-
-    func run() -> Result<T, any Error> {
-        guard let body else { preconditionFailure("OneShotWork runs once") }
-        self.body = nil
-        return Result { try body() }
     }
 }
 
