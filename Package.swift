@@ -22,7 +22,7 @@ let package = Package(
         // The package's lock and queue hand-off types, shared by every layer.
         .target(name: "Locking"),
         // The storage engine: imports only CLMDB.
-        .target(name: "KVEngine", dependencies: ["CLMDB"]),
+        .target(name: "KVEngine", dependencies: ["CLMDB", "Locking"]),
         // Pure conflict logic: imports nothing of ours.
         .target(name: "Policies"),
         // The object layer. Only its Storage/ folder sees KVEngine (Docs/Architecture.md).
@@ -45,7 +45,7 @@ let package = Package(
         ),
         // Fault-injecting file system, temporary directories, seeded randomness.
         .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
-        .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
+        .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "Locking", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
         .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport"]),

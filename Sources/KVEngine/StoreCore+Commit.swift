@@ -1,3 +1,4 @@
+import Locking
 // The commit path: a FIFO of waiting writers; the one at the head leads a bounded group,
 // checks its conditions, appends it to the log once, syncs once, publishes it to the
 // overlay and wakes the others with their results.

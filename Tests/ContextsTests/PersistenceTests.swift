@@ -54,7 +54,7 @@ struct PersistenceTests {
                 try context.save()
                 Issue.record("expected a storage error")
             } catch ContextError.storage(let error) {
-                #expect(error == .closed)
+                #expect(error.code == .closed)
             }
             #expect(object.isInserted)
         }

@@ -287,7 +287,7 @@ struct QueryGenerationTests {
             do {
                 _ = try counters(at: 0, in: reader)
             } catch let error as ContextError {
-                if case .storage(.snapshotExpired) = error { expired = true }
+                if case .storage(let storage) = error, case .readViewExpired = storage.code { expired = true }
             }
             #expect(expired)
             try reader.performAndWait { try reader.setQueryGenerationFrom(.current) }

@@ -1,3 +1,4 @@
+import Locking
 import Testing
 import CairnTestSupport
 @testable import KVEngine

@@ -1,4 +1,3 @@
-import KVEngine
 import Policies
 
 /// The errors of contexts other than validation (``ValidationError``) and merge policies
@@ -58,12 +57,13 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// ```
     case corruptValue(ObjectID, ValueCodecError)
 
-    /// The storage engine failed (I/O, closed store, …).
+    /// The store underneath failed (I/O, a closed store, …), with the backend's code and the
+    /// operation that failed.
     ///
     /// ```swift
     /// catch ContextError.storage(let error) { print(error) }
     /// ```
-    case storage(KVError)
+    case storage(StorageError)
 
     /// What went wrong, naming the object or entity.
     ///
@@ -92,8 +92,15 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// Maps an error thrown by a snapshot read (untyped) to ContextError.
-func storageError(_ error: any Error) -> ContextError {
-    if let error = error as? KVError { return .storage(error) }
-    return .storage(.io(errno: 0, operation: "read", path: "\(error)"))
+extension ContextError {
+    /// The error a read of a ``StorageReadView`` threw, as a ContextError. A view throws
+    /// ``StorageError`` for its own failures and passes on what its closures throw, which in
+    /// this module are ContextErrors; anything else would be a closure of ours breaking that.
+    init(readFailure error: any Error) {
+        switch error {
+        case let error as ContextError: self = error
+        case let error as StorageError: self = .storage(error)
+        default: preconditionFailure("a storage read's closure threw \(type(of: error)): \(error)")
+        }
+    }
 }

@@ -1,5 +1,5 @@
 import Dispatch
-import KVEngine
+import Locking
 import Policies
 import Synchronization
 
@@ -69,7 +69,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Set on `queue` only (for the main queue: a key of this context's own), so finding it
     /// means "running on this context's queue".
     let queueKey = DispatchSpecificKey<Bool>()
-    let core: StorageCore
+    let core: StoreCoordinator
     private let policy: ConditionLock<any MergePolicy>
     private let automaticMerging = ConditionLock<Bool>(false)
 
@@ -128,7 +128,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
     var generationState: GenerationState = .unpinned
 
-    init(name: String, concurrencyType: ConcurrencyType, core: StorageCore, parent: ObjectContext? = nil) {
+    init(name: String, concurrencyType: ConcurrencyType, core: StoreCoordinator, parent: ObjectContext? = nil) {
         self.name = name
         self.concurrencyType = concurrencyType
         self.core = core

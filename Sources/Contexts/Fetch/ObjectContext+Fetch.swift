@@ -1,4 +1,3 @@
-import KVEngine
 import Policies
 
 // Fetching. Every fetch reads the context's base (the latest commit, the pinned query

@@ -1,8 +1,7 @@
-import KVEngine
 import Policies
 
 // Where a context reads from: its **base**. A root context's base is the store, read through
-// `withReadSnapshot` (a fresh snapshot per read, or its pinned query generation). A child's base
+// `withReadView` (a fresh read view per read, or its pinned query generation). A child's base
 // is its parent's **view**: the parent's own base with the parent's registered objects laid over
 // it (their unsaved values; pending deletes left out; pending inserts added), asked for on the
 // parent's queue. So a grandchild sees its parent's view, which sees the root's, which sees the
@@ -43,10 +42,10 @@ extension ObjectContext {
         return try result.get()
     }
 
-    /// Runs `body` with the snapshot a root context's fetches read: its pinned query generation
-    /// (pinning it now if it waits for its next read), or a fresh snapshot of the latest commit.
+    /// Runs `body` with the read view a root context's fetches read: its pinned query generation
+    /// (pinning it now if it waits for its next read), or a fresh view of the newest commit.
     /// `latest` skips the pin (refresh and merge read what is committed now).
-    func withReadSnapshot<T>(latest: Bool = false, _ body: (Snapshot) throws(ContextError) -> T) throws(ContextError) -> T {
+    func withReadView<T>(latest: Bool = false, _ body: (any StorageReadView) throws(ContextError) -> T) throws(ContextError) -> T {
         if !latest {
             switch generationState {
             case .unpinned:
@@ -54,14 +53,14 @@ extension ObjectContext {
             case .pinnedAtNextRead:
                 let generation = try PinnedGeneration(core: core)
                 generationState = .pinned(generation)
-                return try body(generation.snapshot)
+                return try body(generation.view)
             case .pinned(let generation):
-                return try body(generation.snapshot)
+                return try body(generation.view)
             }
         }
-        let snapshot = try core.snapshot()
-        defer { snapshot.close() }
-        return try body(snapshot)
+        let view = try core.readView()
+        defer { view.close() }
+        return try body(view)
     }
 
     /// The base's record of `id` (an object of `entity`), or nil when the base has no such object.
@@ -70,14 +69,14 @@ extension ObjectContext {
             return try parent.synchronously { () throws(ContextError) in try parent.visibleRecord(of: id, entity: entity) }
         }
         guard id.primaryKey != nil else { return nil }
-        return try withReadSnapshot(latest: latest) { (snapshot) throws(ContextError) in
-            try core.committedRecord(of: id, entity: entity, in: snapshot).map {
+        return try withReadView(latest: latest) { (view) throws(ContextError) in
+            try core.committedRecord(of: id, entity: entity, in: view).map {
                 BaseRecord(id: id, values: $0.values, version: $0.version)
             }
         }
     }
 
-    /// The base's records of several objects, read together (one snapshot, or one visit to the
+    /// The base's records of several objects, read together (one read view, or one visit to the
     /// parent).
     func baseRecords(
         of objects: [(id: ObjectID, entity: EntityDescription)], latest: Bool = false
@@ -91,17 +90,12 @@ extension ObjectContext {
                 return records
             }
         }
-        return try withReadSnapshot(latest: latest) { (snapshot) throws(ContextError) -> [BaseRecord?] in
+        return try withReadView(latest: latest) { (view) throws(ContextError) -> [BaseRecord?] in
+            let committed = try core.committedRecords(of: objects, in: view)
             var records: [BaseRecord?] = []
             records.reserveCapacity(objects.count)
-            for (id, entity) in objects {
-                guard id.primaryKey != nil else {
-                    records.append(nil)
-                    continue
-                }
-                records.append(try core.committedRecord(of: id, entity: entity, in: snapshot).map {
-                    BaseRecord(id: id, values: $0.values, version: $0.version)
-                })
+            for (position, record) in committed.enumerated() {
+                records.append(record.map { BaseRecord(id: objects[position].id, values: $0.values, version: $0.version) })
             }
             return records
         }
@@ -185,11 +179,11 @@ extension ObjectContext {
             }
         } else {
             let layout = entity.layout
-            try withReadSnapshot { (snapshot) throws(ContextError) in
+            try withReadView { (view) throws(ContextError) in
                 do {
-                    expecting(try snapshot.estimatedCount(in: layout.tableName))
-                    try snapshot.forEach(in: layout.tableName) { key, value, version in
-                        guard let primaryKey = StorageCore.primaryKey(of: key) else { return true }
+                    expecting(try view.estimatedCount(in: layout.tableName))
+                    try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
+                        guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
                         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
                         try visit(id, version: version, formerTemporaryID: nil) { () throws(ContextError) in
                             do throws(ValueCodecError) {
@@ -200,10 +194,8 @@ extension ObjectContext {
                         }
                         return true
                     }
-                } catch let error as ContextError {
-                    throw error
                 } catch {
-                    throw storageError(error)
+                    throw ContextError(readFailure: error)
                 }
             }
         }

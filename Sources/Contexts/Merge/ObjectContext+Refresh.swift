@@ -1,4 +1,3 @@
-import KVEngine
 import Policies
 
 // Refresh, rollback and reset: the ways to let go of local state.

@@ -1,4 +1,3 @@
-import KVEngine
 
 // Query generations (Core Data's NSQueryGenerationToken): a root context can read one version of
 // the store for as long as it likes. Unpinned (the default), every read takes a fresh snapshot.
@@ -67,8 +66,8 @@ extension ObjectContext {
             generationState = .pinnedAtNextRead
             return
         }
-        guard generation.core.store === core.store else {
-            throw QueryGenerationError.otherStore(directory: generation.core.store.directory)
+        guard generation.core.storage === core.storage else {
+            throw QueryGenerationError.otherStore(directory: generation.core.storage.location)
         }
         generationState = .pinned(generation)
     }
@@ -92,7 +91,7 @@ extension ObjectStore {
     ///
     /// - Throws: ``ContextError/storage(_:)`` when the store cannot open a snapshot (closed).
     public func currentQueryGenerationToken() throws(ContextError) -> QueryGenerationToken {
-        QueryGenerationToken(generation: try PinnedGeneration(core: core))
+        QueryGenerationToken(generation: try PinnedGeneration(core: coordinator))
     }
 
     /// The pinned query generations open now, and the oldest one's version and age: what
@@ -105,7 +104,7 @@ extension ObjectStore {
     /// ```
     public var queryGenerationStats: QueryGenerationStats {
         let now = ContinuousClock.now
-        return core.pinnedGenerations.withLock { generations in
+        return coordinator.pinnedGenerations.withLock { generations in
             let oldest = generations.values.min {
                 $0.version != $1.version ? $0.version < $1.version : $0.pinnedAt < $1.pinnedAt
             }

@@ -1,4 +1,3 @@
-import KVEngine
 
 /// A query generation: one version of the store that contexts can read from, for as long as
 /// they like, while others keep committing. Cairn's `NSQueryGenerationToken`.
@@ -32,7 +31,7 @@ public struct QueryGenerationToken: Sendable, Hashable, CustomStringConvertible 
     /// ```swift
     /// context.queryGenerationToken?.version   // 42
     /// ```
-    public var version: UInt64? { generation?.snapshot.version }
+    public var version: UInt64? { generation?.view.version }
 
     /// Whether this is ``current`` rather than a pinned generation.
     ///
@@ -69,24 +68,24 @@ public struct QueryGenerationToken: Sendable, Hashable, CustomStringConvertible 
     }
 }
 
-/// One pinned engine snapshot, shared by every context and token that holds it; closed when the
+/// One pinned read view, shared by every context and token that holds it; closed when the
 /// last of them lets go.
 ///
-/// `Sendable`: immutable; the snapshot serialises its own reads.
+/// `Sendable`: immutable; the view serialises its own reads.
 final class PinnedGeneration: Sendable {
-    let snapshot: Snapshot
-    let core: StorageCore
+    let view: any StorageReadView
+    let core: StoreCoordinator
 
-    init(core: StorageCore) throws(ContextError) {
-        snapshot = try core.snapshot()
+    init(core: StoreCoordinator) throws(ContextError) {
+        view = try core.readView()
         self.core = core
-        let info = PinnedGenerationInfo(version: snapshot.version, pinnedAt: ContinuousClock.now)
+        let info = PinnedGenerationInfo(version: view.version, pinnedAt: ContinuousClock.now)
         core.pinnedGenerations.withLock { $0[ObjectIdentifier(self)] = info }
     }
 
     deinit {
         core.pinnedGenerations.withLock { _ = $0.removeValue(forKey: ObjectIdentifier(self)) }
-        snapshot.close()
+        view.close()
     }
 }
 

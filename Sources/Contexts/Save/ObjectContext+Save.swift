@@ -1,4 +1,3 @@
-import KVEngine
 import Policies
 
 // Saving: one conditional commit, conflicts to the merge policy, commit again (bounded).
@@ -101,7 +100,7 @@ extension ObjectContext {
     /// when it lists the same (see `finish`).
     private func performSave(_ report: inout SaveReport, willSaveUpdates: [ObjectID]) throws {
         let policy = mergePolicy
-        var firstBatch: (batch: WriteBatch, entryOfOperation: [Int])? = nil
+        var firstBatch: (batch: StorageBatch, entryOfOperation: [Int])? = nil
         var entries = try collectEntries(firstBatch: &firstBatch)
         guard !entries.isEmpty else {
             report.succeeded = true
@@ -109,7 +108,7 @@ extension ObjectContext {
         }
         let maxAttempts = max(1, core.options.maxSaveAttempts)
         while true {
-            var batch = WriteBatch()
+            var batch = StorageBatch()
             var entryOfOperation: [Int] = []
             if let made = firstBatch.take() {
                 (batch, entryOfOperation) = made
@@ -127,18 +126,18 @@ extension ObjectContext {
                 return
             }
             report.attempts += 1
-            let outcome: Result<CommitInfo, KVError>
+            let outcome: StorageCommitOutcome
             do {
-                outcome = .success(try core.store.commit(batch, durability: core.options.saveDurability))
+                outcome = try core.storage.commit(batch, durability: core.options.saveDurability)
             } catch {
-                outcome = .failure(error)
+                throw ContextError.storage(error)
             }
             switch outcome {
-            case .success(let info):
-                finish(consume entries, recordVersions: info.recordVersions, entryOfOperation: entryOfOperation,
-                       commitVersion: info.version, willSaveUpdates: willSaveUpdates, report: &report)
+            case let .committed(version, recordVersions):
+                finish(consume entries, recordVersions: recordVersions, entryOfOperation: entryOfOperation,
+                       commitVersion: version, willSaveUpdates: willSaveUpdates, report: &report)
                 return
-            case .failure(.conditionFailed(let failures)):
+            case .conditionsFailed(let failures):
                 let round = try conflicts(after: failures, in: &entries)
                 guard report.attempts < maxAttempts else {
                     throw ContextError.tooManyConflictRetries(attempts: report.attempts, conflicts: round.conflicts)
@@ -150,8 +149,6 @@ extension ObjectContext {
                 for (position, resolution) in resolutions.enumerated() {
                     try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
                 }
-            case .failure(let error):
-                throw ContextError.storage(error)
             }
         }
     }
@@ -162,7 +159,7 @@ extension ObjectContext {
     /// its own over 10,000 entries missed on each object's values again. When no object is
     /// new (so every entry's key is known in the pass), the pass also makes the first
     /// commit's batch into `firstBatch`.
-    private func collectEntries(firstBatch: inout (batch: WriteBatch, entryOfOperation: [Int])?) throws -> [SaveEntry] {
+    private func collectEntries(firstBatch: inout (batch: StorageBatch, entryOfOperation: [Int])?) throws -> [SaveEntry] {
         // One pass decides each object's step (comparing values once per object) and makes its
         // entry, under the ID it has now; inserted objects get their permanent IDs below.
         var entries: [SaveEntry] = []
@@ -172,7 +169,7 @@ extension ObjectContext {
         // regrowing a dozen times (moving every entry each time) for a save of many. What is
         // not used is address space only, and freed at the end of the save.
         entries.reserveCapacity(objects.count)
-        var batch = WriteBatch()
+        var batch = StorageBatch()
         var entryOfOperation: [Int] = []
         batch.reserveCapacity(objects.count)
         entryOfOperation.reserveCapacity(objects.count)
@@ -234,24 +231,30 @@ extension ObjectContext {
     /// Reads the store's state of every failed key and turns the failures into conflicts;
     /// failures that are not conflicts (both deleted, a race already over, an allocated key
     /// taken meanwhile) are handled on the entries directly.
-    private func conflicts(after failures: [FailedCondition], in entries: inout [SaveEntry]) throws -> ConflictRound {
-        var entryIndexByKey: [StoredKey: Int] = [:]
+    private func conflicts(after failures: [FailedStorageCondition], in entries: inout [SaveEntry]) throws -> ConflictRound {
+        var entryIndexByKey: [StorageKey: Int] = [:]
         for (index, entry) in entries.enumerated() where entry.condition != nil {
-            entryIndexByKey[StoredKey(table: entry.table, key: entry.key)] = index
+            entryIndexByKey[StorageKey(table: entry.table, key: entry.key)] = index
         }
         var failedIndices: [Int] = []
         for failure in failures {
-            guard let index = entryIndexByKey[StoredKey(table: failure.table, key: failure.key)] else {
-                throw ContextError.storage(.conditionFailed(failures))
+            guard let index = entryIndexByKey[failure.key] else {
+                throw ContextError.storage(StorageError(
+                    code: .conditionsFailed, operation: "commit",
+                    message: "commit conditions the save did not set failed: "
+                        + failures.map(\.description).joined(separator: "; ")))
             }
             failedIndices.append(index)
         }
-        let snapshot = try core.snapshot()
-        defer { snapshot.close() }
+        let failedEntries = Set(failedIndices).sorted()
+        let view = try core.readView()
+        defer { view.close() }
+        let stored = try core.committedRecords(
+            of: failedEntries.map { (entries[$0].id, entries[$0].object.entity) }, in: view)
         var round = ConflictRound()
-        for index in Set(failedIndices).sorted() {
+        for (position, index) in failedEntries.enumerated() {
             let entry = entries[index]
-            let theirs = try core.committedRecord(of: entry.id, entity: entry.object.entity, in: snapshot)
+            let theirs = stored[position]
             let kind: ConflictKind
             switch entry.step {
             case .insert:

@@ -1,4 +1,3 @@
-import KVEngine
 import Policies
 
 /// One object's part in a save: what to write and what to expect of its record.
@@ -60,10 +59,10 @@ struct SaveEntry {
 
     /// The entity's table (the ID's entity is always the object's).
     var table: String { object.entity.layout.tableName }
-    var key: [UInt8] { StorageCore.key(for: id.primaryKey ?? 0) }
+    var key: [UInt8] { StorageMapping.key(for: id.primaryKey ?? 0) }
 
     /// The condition of the entry's operation, nil when it writes nothing.
-    var condition: Condition? {
+    var condition: StorageBatch.Condition? {
         switch step {
         case .insert: return .absent
         case .update: return ancestorVersion == 0 ? .absent : .version(ancestorVersion)
@@ -96,7 +95,7 @@ struct SaveEntry {
     /// `mutating` though it changes nothing: called on an array element, a mutating method
     /// works on the element in place, where a non-mutating one was handed a copy of the whole
     /// entry (a retain and a release of everything it holds, per object).
-    mutating func append(to batch: inout WriteBatch) -> Bool {
+    mutating func append(to batch: inout StorageBatch) -> Bool {
         guard let condition else { return false }
         switch step {
         case .insert, .update:
@@ -110,10 +109,4 @@ struct SaveEntry {
         }
         return true
     }
-}
-
-/// A table and key, to match the engine's failed conditions to entries.
-struct StoredKey: Hashable {
-    let table: String
-    let key: [UInt8]
 }

@@ -107,7 +107,7 @@ final class EntityLayout: Sendable {
     init(name: String, attributes: [AttributeDescription]) {
         self.name = name
         self.attributes = attributes
-        tableName = StorageCore.table(for: name)
+        tableName = StorageMapping.table(for: name)
         var index: [String: Int] = [:]
         for (position, attribute) in attributes.enumerated() where index[attribute.name] == nil {
             index[attribute.name] = position

@@ -1,5 +1,5 @@
+import Locking
 import Dispatch
-import KVEngine
 import Policies
 
 /// Opens a Cairn store with a schema and hands out object contexts: Cairn's
@@ -52,14 +52,11 @@ public final class ObjectStore: Sendable {
         /// ```swift
         /// options.saveDurability = .normal   // may lose the last saves on power loss, never corrupts
         /// ```
-        public var saveDurability: Durability = .full
+        public var saveDurability: SaveDurability = .full
 
-        /// The engine's options, used when the object store opens the directory itself.
-        ///
-        /// ```swift
-        /// options.storeOptions.mapSize = 1 << 30
-        /// ```
-        public var storeOptions = Store.Options()
+        /// The local engine's options (``mapSize``, and package-wide the rest): used when the
+        /// object store opens a directory itself.
+        var engine = EngineOptions()
 
         /// The defaults described on each property.
         ///
@@ -75,13 +72,6 @@ public final class ObjectStore: Sendable {
     /// objects.schema.entity(named: "Person")
     /// ```
     public let schema: Schema
-
-    /// The engine underneath; use it only for what contexts do not offer (stats, checkpoints).
-    ///
-    /// ```swift
-    /// print(try objects.store.stats())
-    /// ```
-    public let store: Store
 
     /// The options the object store was opened with.
     ///
@@ -100,34 +90,14 @@ public final class ObjectStore: Sendable {
     /// ```
     public let viewContext: ObjectContext
 
-    let core: StorageCore
+    let coordinator: StoreCoordinator
 
-    /// Opens (creating if needed) the store in `directory` and uses it with `schema`.
-    ///
-    /// ```swift
-    /// let objects = try ObjectStore(directory: path, schema: schema)
-    /// ```
-    ///
-    /// - Throws: `KVError` from opening the engine (for example `.locked` when another process
-    ///   has it open).
-    public convenience init(directory: String, schema: Schema, options: Options = Options()) throws(KVError) {
-        let store = try Store(directory: directory, options: options.storeOptions)
-        self.init(store: store, schema: schema, options: options)
-    }
-
-    /// Uses an already open engine store with `schema`.
-    ///
-    /// Entity tables are named `entity:<Entity>`; other tables of the store are left alone.
-    ///
-    /// ```swift
-    /// let objects = ObjectStore(store: store, schema: schema)
-    /// ```
-    public init(store: Store, schema: Schema, options: Options = Options()) {
+    /// Uses `storage` with `schema`: the designated initializer every backend's goes through.
+    package init(storage: any ObjectStorage, schema: Schema, options: Options = Options()) {
         self.schema = schema
-        self.store = store
         self.options = options
-        core = StorageCore(store: store, schema: schema, options: options)
-        viewContext = ObjectContext(name: "viewContext", concurrencyType: .mainQueue, core: core)
+        coordinator = StoreCoordinator(storage: storage, schema: schema, options: options)
+        viewContext = ObjectContext(name: "viewContext", concurrencyType: .mainQueue, core: coordinator)
     }
 
     /// A new private-queue context: its own serial queue, its own objects.
@@ -137,7 +107,7 @@ public final class ObjectStore: Sendable {
     /// ```
     public func newBackgroundContext(name: String? = nil, mergePolicy: any MergePolicy = .error) -> ObjectContext {
         let context = ObjectContext(
-            name: name ?? "background-\(Self.nextContextNumber())", concurrencyType: .privateQueue, core: core)
+            name: name ?? "background-\(Self.nextContextNumber())", concurrencyType: .privateQueue, core: coordinator)
         context.mergePolicy = mergePolicy
         return context
     }
@@ -149,19 +119,19 @@ public final class ObjectStore: Sendable {
     /// let editor = objects.newContext(name: "editor", concurrencyType: .mainQueue)
     /// ```
     public func newContext(name: String, concurrencyType: ObjectContext.ConcurrencyType, mergePolicy: any MergePolicy = .error) -> ObjectContext {
-        let context = ObjectContext(name: name, concurrencyType: concurrencyType, core: core)
+        let context = ObjectContext(name: name, concurrencyType: concurrencyType, core: coordinator)
         context.mergePolicy = mergePolicy
         return context
     }
 
-    /// Closes the engine store. Contexts must not save afterwards (their saves fail with
-    /// `ContextError.storage(.closed)`).
+    /// Closes the store. Contexts must not save afterwards (their saves fail with
+    /// ``ContextError/storage(_:)`` whose code is `.closed`).
     ///
     /// ```swift
     /// objects.close()
     /// ```
     public func close() {
-        store.close()
+        coordinator.storage.close()
     }
 
     private static let contextCounter = ConditionLock<Int>(0)

@@ -1,66 +1,25 @@
-import KVEngine
+import Locking
 import Policies
-import Synchronization
 
-// Storage mapping (also in Docs/Contexts.md):
-//
-//   table "entity:<Entity>"   key = primary key as 8 bytes big-endian (so scans run in key
-//                             order), value = ValueCodec bytes of the object's values
-//   table "meta:sequences"    key = entity name (UTF-8), value = the next primary key to hand
-//                             out, 8 bytes big-endian
-//
-// Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
-// The record version the engine keeps per key is the object's version.
-
-/// What every context of one ObjectStore shares: the engine, the schema, the options, and the
-/// primary-key allocator.
+/// What every context of one ObjectStore shares: the storage, the schema, the options, and the
+/// lists of root contexts and pinned query generations. Core Data's persistent store
+/// coordinator, for one store.
 ///
 /// `Sendable`: every stored property is immutable or behind a lock.
-final class StorageCore: Sendable {
-    let store: Store
+final class StoreCoordinator: Sendable {
+    let storage: any ObjectStorage
     let schema: Schema
     let options: ObjectStore.Options
-    /// Serialises key allocation in this process, so contexts do not race on the sequence
-    /// record (the commit is still conditional, which guards other ObjectStores on the Store).
-    /// (It holds an unused Int: TSan misreads `inout` access to a zero-sized value under a
-    /// lock as a race; see Testing.md.)
-    let allocationLock = ConditionLock<Int>(0)
     /// Every root context of this object store, held weakly: a root's save is merged
     /// automatically into the others that ask for it.
     let rootContexts = ConditionLock<[WeakContext]>([])
     /// The open pinned query generations: version and when each was pinned, by generation.
     let pinnedGenerations = ConditionLock<[ObjectIdentifier: PinnedGenerationInfo]>([:])
 
-    static let sequenceTable = "meta:sequences"
-
-    init(store: Store, schema: Schema, options: ObjectStore.Options) {
-        self.store = store
+    init(storage: any ObjectStorage, schema: Schema, options: ObjectStore.Options) {
+        self.storage = storage
         self.schema = schema
         self.options = options
-    }
-
-    static func table(for entityName: String) -> String { "entity:" + entityName }
-
-    static func key(for primaryKey: UInt64) -> [UInt8] {
-        // An array literal: the compiler allocates it with its type known. Copying the
-        // integer's bytes (`Array(_:)` of a buffer) took the generic collection copy, and
-        // `Array(repeating:count:)` the runtime's generic allocation, each costing more than
-        // the allocation itself, once per object a save writes.
-        [UInt8(truncatingIfNeeded: primaryKey >> 56), UInt8(truncatingIfNeeded: primaryKey >> 48),
-         UInt8(truncatingIfNeeded: primaryKey >> 40), UInt8(truncatingIfNeeded: primaryKey >> 32),
-         UInt8(truncatingIfNeeded: primaryKey >> 24), UInt8(truncatingIfNeeded: primaryKey >> 16),
-         UInt8(truncatingIfNeeded: primaryKey >> 8), UInt8(truncatingIfNeeded: primaryKey)]
-    }
-
-    /// The primary key of a stored key, nil when it is not 8 bytes (not ours).
-    static func primaryKey(of key: [UInt8]) -> UInt64? {
-        guard key.count == 8 else { return nil }
-        return key.reduce(0) { ($0 << 8) | UInt64($1) }
-    }
-
-    static func primaryKey(of key: UnsafeRawBufferPointer) -> UInt64? {
-        guard key.count == 8 else { return nil }
-        return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
     }
 
     func entity(named name: String) throws(ContextError) -> EntityDescription {
@@ -68,39 +27,68 @@ final class StorageCore: Sendable {
         return entity
     }
 
-    func snapshot() throws(ContextError) -> Snapshot {
-        do { return try store.snapshot() } catch { throw ContextError.storage(error) }
+    /// A read view of the newest commit; the caller closes it.
+    func readView() throws(ContextError) -> any StorageReadView {
+        do { return try storage.readView() } catch { throw ContextError.storage(error) }
+    }
+
+    /// Hands out `count` fresh primary keys for `entityName`, in ascending order.
+    func allocatePrimaryKeys(count: Int, for entityName: String) throws(ContextError) -> [UInt64] {
+        do { return try storage.allocatePrimaryKeys(count: count, for: entityName) } catch { throw ContextError.storage(error) }
+    }
+
+    /// The committed values (by position in each entity) and record versions of several
+    /// objects, read in one visit of `view`; nil for an object without a record (or without a
+    /// primary key). Values are decoded straight from the store's buffers.
+    func committedRecords(
+        of objects: [(id: ObjectID, entity: EntityDescription)], in view: any StorageReadView
+    ) throws(ContextError) -> [(values: ObjectValues, version: UInt64)?] {
+        var records = [(values: ObjectValues, version: UInt64)?](repeating: nil, count: objects.count)
+        var keys: [StorageKey] = []
+        var positions: [Int] = []
+        keys.reserveCapacity(objects.count)
+        positions.reserveCapacity(objects.count)
+        for (position, object) in objects.enumerated() {
+            guard let primaryKey = object.id.primaryKey else { continue }
+            keys.append(StorageKey(table: object.entity.layout.tableName, key: StorageMapping.key(for: primaryKey)))
+            positions.append(position)
+        }
+        guard !keys.isEmpty else { return records }
+        do {
+            try view.visitValues(forKeys: keys) { index, value, version in
+                guard let value else { return }
+                let position = positions[index]
+                do throws(ValueCodecError) {
+                    records[position] = (try ValueCodec.decode(value, layout: objects[position].entity.layout), version)
+                } catch {
+                    throw ContextError.corruptValue(objects[position].id, error)
+                }
+            }
+        } catch {
+            throw ContextError(readFailure: error)
+        }
+        return records
     }
 
     /// The committed values (by position in `entity`) and record version of `id`, or nil when
-    /// there is no record. The value is decoded straight from the engine's buffer.
+    /// there is no record.
     func committedRecord(
-        of id: ObjectID, entity: EntityDescription, in snapshot: Snapshot
+        of id: ObjectID, entity: EntityDescription, in view: any StorageReadView
     ) throws(ContextError) -> (values: ObjectValues, version: UInt64)? {
-        guard let primaryKey = id.primaryKey else { return nil }
-        do {
-            return try snapshot.withValue(forKey: Self.key(for: primaryKey), in: entity.layout.tableName) { value, version in
-                guard let value else { return nil }
-                return (try ValueCodec.decode(value, layout: entity.layout), version)
-            }
-        } catch let error as ValueCodecError {
-            throw ContextError.corruptValue(id, error)
-        } catch {
-            throw storageError(error)
-        }
+        try committedRecords(of: [(id, entity)], in: view)[0]
     }
 
     /// The committed values (by name) and record version of `id`, or nil when there is no
-    /// record, on a fresh snapshot of the latest commit.
+    /// record, on a fresh view of the newest commit.
     func committedRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
-        guard let primaryKey = id.primaryKey else { return nil }
-        let snapshot = try snapshot()
-        defer { snapshot.close() }
-        let record: Record?
+        guard let key = StorageMapping.storageKey(of: id) else { return nil }
+        let view = try readView()
+        defer { view.close() }
+        let record: (value: [UInt8], version: UInt64)?
         do {
-            record = try snapshot.get(Self.key(for: primaryKey), in: Self.table(for: id.entityName))
+            record = try view.get(key.key, in: key.table)
         } catch {
-            throw storageError(error)
+            throw ContextError(readFailure: error)
         }
         guard let record else { return nil }
         do {

@@ -1,4 +1,3 @@
-import KVEngine
 import Policies
 
 // Hooks for the merge-scenario runner (`cairn scenario`) and tests: read a context's and the
@@ -45,6 +44,6 @@ extension ObjectStore {
     /// try objects.committedState(of: ObjectID(entityName: "Person", primaryKey: 1))
     /// ```
     package func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
-        try core.committedRecord(of: id)
+        try coordinator.committedRecord(of: id)
     }
 }

@@ -1,0 +1,235 @@
+import KVEngine
+import Locking
+
+/// The object layer's storage on the local engine (KVEngine): a ``Store`` in one directory.
+///
+/// The only type of the object layer that sees the engine, with its read view, its key
+/// allocator and its error mapping beside it in this folder.
+///
+/// `Sendable`: the store is Sendable, and the observer list is behind a lock.
+final class EngineStorage: ObjectStorage {
+    let store: Store
+    private let observers = ConditionLock<[@Sendable (StorageCommitNotice) -> Void]>([])
+    /// Serialises key allocation in this process, so contexts do not race on the sequence
+    /// record (the commit is still conditional, which guards other ObjectStores on the Store).
+    /// (It holds an unused Int: TSan misreads `inout` access to a zero-sized value under a
+    /// lock as a race; see Testing.md.)
+    let allocationLock = ConditionLock<Int>(0)
+
+    init(store: Store) {
+        self.store = store
+    }
+
+    var location: String { store.directory }
+
+    func readView() throws(StorageError) -> any StorageReadView {
+        do {
+            return EngineReadView(snapshot: try store.snapshot())
+        } catch {
+            throw StorageError(error, operation: "read")
+        }
+    }
+
+    func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
+        var engineBatch = WriteBatch()
+        engineBatch.reserveCapacity(batch.count)
+        // Keys and values are moved over, not copied: the storage batch is consumed.
+        for operation in batch.takeOperations() {
+            switch consume operation {
+            case let .put(table, key, value, condition):
+                engineBatch.put(value, forKey: key, in: table, if: condition.map(Self.engineCondition))
+            case let .delete(table, key, condition):
+                engineBatch.delete(key, in: table, if: condition.map(Self.engineCondition))
+            case let .check(table, key, condition):
+                engineBatch.require(Self.engineCondition(condition), forKey: key, in: table)
+            }
+        }
+        let info: CommitInfo
+        do throws(KVError) {
+            info = try store.commit(engineBatch, durability: durability == .full ? .full : .normal)
+        } catch .conditionFailed(let failures) {
+            return .conditionsFailed(failures.map {
+                FailedStorageCondition(key: StorageKey(table: $0.table, key: $0.key), currentVersion: $0.currentVersion)
+            })
+        } catch {
+            throw StorageError(error, operation: "commit")
+        }
+        notifyObservers(of: engineBatch, version: info.version)
+        return .committed(version: info.version, recordVersions: info.recordVersions)
+    }
+
+    func commitVersion() throws(StorageError) -> UInt64 {
+        let view = try readView()
+        defer { view.close() }
+        return view.version
+    }
+
+    func addCommitObserver(_ observer: @escaping @Sendable (StorageCommitNotice) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    func close() {
+        store.close()
+    }
+
+    private func notifyObservers(of batch: WriteBatch, version: UInt64) {
+        let current = observers.withLock { $0 }
+        guard !current.isEmpty else { return }
+        var written: [StorageKey] = []
+        for operation in batch.operations {
+            switch operation {
+            case let .put(table, key, _, _), let .delete(table, key, _):
+                written.append(StorageKey(table: table, key: key))
+            case .check:
+                break
+            }
+        }
+        guard !written.isEmpty else { return }
+        let notice = StorageCommitNotice(version: version, writtenKeys: written)
+        for observer in current { observer(notice) }
+    }
+
+    private static func engineCondition(_ condition: StorageBatch.Condition) -> Condition {
+        switch condition {
+        case .version(let version): return .version(version)
+        case .absent: return .absent
+        }
+    }
+}
+
+/// A read view on an engine snapshot.
+///
+/// `Sendable` as the snapshot is: its reads are serialised by the snapshot's own lock.
+final class EngineReadView: StorageReadView {
+    let snapshot: Snapshot
+
+    init(snapshot: Snapshot) {
+        self.snapshot = snapshot
+    }
+
+    var version: UInt64 { snapshot.version }
+
+    func visitValues(
+        forKeys keys: [StorageKey], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
+    ) throws {
+        do {
+            for index in keys.indices {
+                try snapshot.withValue(forKey: keys[index].key, in: keys[index].table) { value, version in
+                    try body(index, value, version)
+                }
+            }
+        } catch let error as KVError {
+            throw StorageError(error, operation: "read")
+        }
+    }
+
+    func forEach(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
+        _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool
+    ) throws {
+        do {
+            try snapshot.forEach(in: table, from: lower, to: upper, reverse: reverse, body)
+        } catch let error as KVError {
+            throw StorageError(error, operation: "scan")
+        }
+    }
+
+    func estimatedCount(in table: String) throws(StorageError) -> Int {
+        do {
+            return try snapshot.estimatedCount(in: table)
+        } catch {
+            throw StorageError(error, operation: "count")
+        }
+    }
+
+    func close() {
+        snapshot.close()
+    }
+}
+
+extension StorageError {
+    /// The engine's error as a storage error, keeping its code and, where the engine names it,
+    /// the call that failed.
+    init(_ error: KVError, operation: String) {
+        let code: Code
+        var operation = operation
+        switch error {
+        case .closed: code = .closed
+        case .locked(_, let pid): code = .locked(pid: pid)
+        case .noStore: code = .noStore
+        case let .io(errno, call, _):
+            code = .io(errno: errno)
+            operation = call
+        case let .lmdb(lmdbCode, call):
+            code = .backend(code: lmdbCode)
+            operation = call
+        case .keyTooLong, .emptyKey, .invalidTableName: code = .invalidInput
+        case let .tooLarge(bytes, limit): code = .tooLarge(bytes: bytes, limit: limit)
+        case .corruptLog, .corruptRecord, .wrongFormat: code = .corrupt
+        case .poisoned: code = .poisoned
+        case .mapFull, .tooManyTables: code = .full
+        case .snapshotExpired(let version, _): code = .readViewExpired(version: version)
+        case .snapshotClosed: code = .readViewClosed
+        case .conditionFailed: code = .conditionsFailed
+        }
+        self.init(code: code, operation: operation, message: error.description)
+    }
+}
+
+extension ObjectStore {
+    /// Opens (creating if needed) the engine store in `directory` and uses it with `schema`.
+    ///
+    /// ```swift
+    /// let objects = try ObjectStore(directory: path, schema: schema)
+    /// ```
+    ///
+    /// - Throws: ``ContextError/storage(_:)`` when the store cannot be opened (for example
+    ///   `.locked` when another process has it open).
+    public convenience init(directory: String, schema: Schema, options: Options = Options()) throws(ContextError) {
+        let store: Store
+        do {
+            store = try Store(directory: directory, options: options.engine.options)
+        } catch {
+            throw ContextError.storage(StorageError(error, operation: "open"))
+        }
+        self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+    }
+
+    /// Uses an already open engine store with `schema`. Entity tables are named
+    /// `entity:<Entity>`; other tables of the store are left alone.
+    package convenience init(store: Store, schema: Schema, options: Options = Options()) {
+        self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+    }
+
+    /// The engine store underneath, for tests and tools (stats, checkpoints).
+    package var store: Store {
+        guard let engine = coordinator.storage as? EngineStorage else {
+            preconditionFailure("this ObjectStore is not on the local engine")
+        }
+        return engine.store
+    }
+}
+
+/// The engine's options inside ``ObjectStore/Options`` (a type of the object layer, so that
+/// the options' own file need not see the engine).
+package struct EngineOptions: Sendable {
+    var options = Store.Options()
+}
+
+extension ObjectStore.Options {
+    /// The engine's options, used when the object store opens the directory itself.
+    package var storeOptions: Store.Options {
+        get { engine.options }
+        set { engine.options = newValue }
+    }
+
+    /// The most the engine's data file may grow to, in bytes (LMDB's map size). Default 64 GiB.
+    ///
+    /// ```swift
+    /// options.mapSize = 1 << 30
+    /// ```
+    public var mapSize: Int {
+        get { engine.options.mapSize }
+        set { engine.options.mapSize = newValue }
+    }
+}

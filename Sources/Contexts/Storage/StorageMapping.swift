@@ -1,0 +1,41 @@
+// How objects map onto a store's tables (also in Docs/Contexts.md):
+//
+//   table "entity:<Entity>"   key = primary key as 8 bytes big-endian (so scans run in key
+//                             order), value = ValueCodec bytes of the object's values
+//   table "meta:sequences"    key = entity name (UTF-8), value = the next primary key to hand
+//                             out, 8 bytes big-endian
+//
+// Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
+// The record version the store keeps per key is the object's version.
+
+/// Tables, keys and primary keys: the one place that knows how objects are laid out in a store.
+enum StorageMapping {
+    static let sequenceTable = "meta:sequences"
+
+    static func table(for entityName: String) -> String { "entity:" + entityName }
+
+    static func key(for primaryKey: UInt64) -> [UInt8] {
+        // An array literal: the compiler allocates it with its type known (the generic copy
+        // of the integer's bytes cost more than the allocation, once per object saved).
+        [UInt8(truncatingIfNeeded: primaryKey >> 56), UInt8(truncatingIfNeeded: primaryKey >> 48),
+         UInt8(truncatingIfNeeded: primaryKey >> 40), UInt8(truncatingIfNeeded: primaryKey >> 32),
+         UInt8(truncatingIfNeeded: primaryKey >> 24), UInt8(truncatingIfNeeded: primaryKey >> 16),
+         UInt8(truncatingIfNeeded: primaryKey >> 8), UInt8(truncatingIfNeeded: primaryKey)]
+    }
+
+    /// The primary key of a stored key, nil when it is not 8 bytes (not ours).
+    static func primaryKey(of key: [UInt8]) -> UInt64? {
+        guard key.count == 8 else { return nil }
+        return key.reduce(0) { ($0 << 8) | UInt64($1) }
+    }
+
+    static func primaryKey(of key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == 8 else { return nil }
+        return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+    }
+
+    /// The storage key of an object's record.
+    static func storageKey(of id: ObjectID) -> StorageKey? {
+        id.primaryKey.map { StorageKey(table: table(for: id.entityName), key: key(for: $0)) }
+    }
+}
