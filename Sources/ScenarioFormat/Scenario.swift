@@ -3,7 +3,7 @@ import Foundation
 import Policies
 
 // A merge scenario: a few contexts scripted against one fresh store, so that the same conflict
-// can be run under every merge policy. The file format is /work/shared/spec/scenario-format.md;
+// can be run under every merge policy. The file format is the shared scenario-format spec, restated in Docs/MergePolicies.md;
 // this file reads it into checked values. Everything that can be checked before running is
 // checked here (unknown keys and ops, refs, attribute names and types, policy names, the
 // length of `expect.saves`), so a run never stops half-way on a mistake in the file.

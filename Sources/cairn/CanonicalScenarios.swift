@@ -1,4 +1,4 @@
-// GENERATED from /work/shared/scenarios/*.json (copied to Tests/CairnToolTests/Scenarios/):
+// GENERATED from the shared scenario files (copied to Tests/CairnToolTests/Scenarios/):
 // each literal is one file's text, indented twelve spaces. Do not edit by hand; when a file
 // changes, paste it in again. ScenarioTests checks that `cairn policies` and
 // `cairn policies --scenarios Tests/CairnToolTests/Scenarios` print the same rows.

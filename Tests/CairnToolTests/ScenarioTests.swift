@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 // `cairn scenario` and `cairn policies`, run as a user runs them: through the binary, on the
-// canonical scenario files (copied into Scenarios/ from /work/shared/scenarios) and on small
+// canonical scenario files (the shared scenario files, copied into Scenarios/) and on small
 // scenarios written here for the steps the canonical ones do not use.
 
 extension CairnToolTests {

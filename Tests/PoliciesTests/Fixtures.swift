@@ -1,7 +1,7 @@
 import Foundation
 import Policies
 
-/// The conflicts of the shared scenarios (/work/shared/scenarios), built by hand.
+/// The conflicts of the shared scenarios (the shared scenario files, copied to Tests/CairnToolTests/Scenarios/), built by hand.
 ///
 /// Every fixture starts from the same stored person, Ann (30, Oslo), record version 1. Ours and
 /// theirs are chosen so that the two sides never hold the same value for the property a test

@@ -111,9 +111,9 @@ extension ObjectContext {
         if id.isTemporaryID {
             // A child may know a temporary ID from its parent's pending inserts: load it now.
             let entity = entityDescription(named: id.entityName)
-            let record: BaseRecord?
+            let record: BaseState?
             do {
-                record = parent == nil ? nil : try baseRecord(of: id, entity: entity)
+                record = parent == nil ? nil : try baseState(of: id, entity: entity)
             } catch {
                 contextMisuse("ObjectContext '\(name)': StoredObject \(id) could not be loaded: \(error)")
             }
@@ -146,7 +146,7 @@ extension ObjectContext {
         checkQueue()
         if let object = registeredObject(for: id) {
             guard object.isFaultStorage else { return object }
-            guard let record = try baseRecord(of: object.storedID, entity: object.entity) else {
+            guard let record = try baseState(of: object.storedID, entity: object.entity) else {
                 forget(object, reason: "it was found deleted in the store")
                 throw ContextError.objectNotFound(id)
             }
@@ -155,7 +155,7 @@ extension ObjectContext {
         }
         if id.isTemporaryID && parent == nil { throw ContextError.unknownTemporaryID(id) }
         let entity = try core.entity(named: id.entityName)
-        guard let record = try baseRecord(of: id, entity: entity) else {
+        guard let record = try baseState(of: id, entity: entity) else {
             throw id.isTemporaryID ? ContextError.unknownTemporaryID(id) : ContextError.objectNotFound(id)
         }
         return adopt(record, askedFor: id, entity: entity)
@@ -163,7 +163,7 @@ extension ObjectContext {
 
     /// Registers the object of a base record that was asked for by `id` (which the base may know
     /// by a newer, permanent ID): the already registered object when there is one.
-    private func adopt(_ record: BaseRecord, askedFor id: ObjectID, entity: EntityDescription) -> StoredObject {
+    private func adopt(_ record: BaseState, askedFor id: ObjectID, entity: EntityDescription) -> StoredObject {
         if record.id != id, id.isTemporaryID {
             temporaryAliases[id] = record.id
             temporaryIDOfPermanent[record.id] = id

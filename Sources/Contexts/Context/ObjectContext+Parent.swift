@@ -142,7 +142,7 @@ extension ObjectContext {
             }
             if object == nil || object!.isFaultStorage {
                 if object == nil && change.id.isTemporaryID { continue }  // a delete of an insert we no longer hold
-                let ancestor = BaseRecord(id: change.id, values: change.ancestorValues, version: change.ancestorVersion)
+                let ancestor = BaseState(id: change.id, values: change.ancestorValues, version: change.ancestorVersion)
                 if let fault = object {
                     load(ancestor, into: fault)
                 } else {

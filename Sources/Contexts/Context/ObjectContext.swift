@@ -323,9 +323,9 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Loads the values of a fault; a record that is gone stops the process.
     func fulfillFault(_ object: StoredObject) {
-        let record: BaseRecord?
+        let record: BaseState?
         do {
-            record = try baseRecord(of: object.storedID, entity: object.entity)
+            record = try baseState(of: object.storedID, entity: object.entity)
         } catch {
             contextMisuse("StoredObject \(object.storedID) could not be loaded: \(error)")
         }

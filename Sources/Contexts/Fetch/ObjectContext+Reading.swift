@@ -5,11 +5,11 @@ import Policies
 // is its parent's **view**: the parent's own base with the parent's registered objects laid over
 // it (their unsaved values; pending deletes left out; pending inserts added), asked for on the
 // parent's queue. So a grandchild sees its parent's view, which sees the root's, which sees the
-// store: nesting of any depth reads through the same two functions, `baseRecord(of:)` and
+// store: nesting of any depth reads through the same two functions, `baseState(of:)` and
 // `forEachVisible(of:_:)`.
 
 /// One object as a context's base shows it.
-struct BaseRecord: Sendable {
+struct BaseState: Sendable {
     /// The object's ID in the base: permanent once the root saved it, even when the asker knows
     /// it by its temporary ID.
     var id: ObjectID
@@ -25,7 +25,7 @@ struct BaseRecord: Sendable {
 /// An object of a context's view: registered (its own values) or only in the base.
 enum VisibleItem {
     case registered(StoredObject)
-    case base(BaseRecord)
+    case base(BaseState)
 }
 
 extension ObjectContext {
@@ -64,38 +64,38 @@ extension ObjectContext {
     }
 
     /// The base's record of `id` (an object of `entity`), or nil when the base has no such object.
-    func baseRecord(of id: ObjectID, entity: EntityDescription, latest: Bool = false) throws(ContextError) -> BaseRecord? {
+    func baseState(of id: ObjectID, entity: EntityDescription, latest: Bool = false) throws(ContextError) -> BaseState? {
         if let parent {
-            return try parent.synchronously { () throws(ContextError) in try parent.visibleRecord(of: id, entity: entity) }
+            return try parent.synchronously { () throws(ContextError) in try parent.visibleState(of: id, entity: entity) }
         }
         guard id.primaryKey != nil else { return nil }
         return try withReadView(latest: latest) { (view) throws(ContextError) in
-            try core.committedRecord(of: id, entity: entity, in: view).map {
-                BaseRecord(id: id, values: $0.values, version: $0.version)
+            try core.committedState(of: id, entity: entity, in: view).map {
+                BaseState(id: id, values: $0.values, version: $0.version)
             }
         }
     }
 
     /// The base's records of several objects, read together (one read view, or one visit to the
     /// parent).
-    func baseRecords(
+    func baseStates(
         of objects: [(id: ObjectID, entity: EntityDescription)], latest: Bool = false
-    ) throws(ContextError) -> [BaseRecord?] {
+    ) throws(ContextError) -> [BaseState?] {
         guard !objects.isEmpty else { return [] }
         if let parent {
-            return try parent.synchronously { () throws(ContextError) -> [BaseRecord?] in
-                var records: [BaseRecord?] = []
+            return try parent.synchronously { () throws(ContextError) -> [BaseState?] in
+                var records: [BaseState?] = []
                 records.reserveCapacity(objects.count)
-                for (id, entity) in objects { records.append(try parent.visibleRecord(of: id, entity: entity)) }
+                for (id, entity) in objects { records.append(try parent.visibleState(of: id, entity: entity)) }
                 return records
             }
         }
-        return try withReadView(latest: latest) { (view) throws(ContextError) -> [BaseRecord?] in
-            let committed = try core.committedRecords(of: objects, in: view)
-            var records: [BaseRecord?] = []
+        return try withReadView(latest: latest) { (view) throws(ContextError) -> [BaseState?] in
+            let committed = try core.committedStates(of: objects, in: view)
+            var records: [BaseState?] = []
             records.reserveCapacity(objects.count)
             for (position, record) in committed.enumerated() {
-                records.append(record.map { BaseRecord(id: objects[position].id, values: $0.values, version: $0.version) })
+                records.append(record.map { BaseState(id: objects[position].id, values: $0.values, version: $0.version) })
             }
             return records
         }
@@ -103,35 +103,35 @@ extension ObjectContext {
 
     /// This context's view of one object (of `entity`), for a child asking (on this context's
     /// queue).
-    func visibleRecord(of id: ObjectID, entity: EntityDescription) throws(ContextError) -> BaseRecord? {
+    func visibleState(of id: ObjectID, entity: EntityDescription) throws(ContextError) -> BaseState? {
         checkQueue()
         if let object = registeredObject(for: id) {
             if object.deletedFlag { return nil }
             if object.isFaultStorage {
-                guard let record = try baseRecord(of: object.storedID, entity: object.entity) else {
+                guard let record = try baseState(of: object.storedID, entity: object.entity) else {
                     forget(object, reason: "it was found deleted while a child context read it")
                     return nil
                 }
                 load(record, into: object)
             }
-            return BaseRecord(
+            return BaseState(
                 id: object.storedID, values: object.current, version: object.ancestorVersion,
                 formerTemporaryID: temporaryIDOfPermanent[object.storedID])
         }
         // A temporary ID this context never registered may still be known further up.
         if id.isTemporaryID && parent == nil { return nil }
-        return try baseRecord(of: id, entity: entity)
+        return try baseState(of: id, entity: entity)
     }
 
     /// This context's view of an entity, for a child asking (on this context's queue): base
     /// order, then pending inserts in insertion order.
-    func visibleRecords(of entity: EntityDescription) throws(ContextError) -> [BaseRecord] {
+    func visibleStates(of entity: EntityDescription) throws(ContextError) -> [BaseState] {
         checkQueue()
-        var records: [BaseRecord] = []
+        var records: [BaseState] = []
         try forEachVisible(of: entity) { item in
             switch item {
             case .registered(let object):
-                records.append(BaseRecord(
+                records.append(BaseState(
                     id: object.storedID, values: object.current, version: object.ancestorVersion,
                     formerTemporaryID: temporaryIDOfPermanent[object.storedID]))
             case .base(let record):
@@ -161,18 +161,18 @@ extension ObjectContext {
                 object = held
             }
             guard let object else {
-                body(.base(BaseRecord(id: id, values: try values(), version: version, formerTemporaryID: formerTemporaryID)))
+                body(.base(BaseState(id: id, values: try values(), version: version, formerTemporaryID: formerTemporaryID)))
                 return
             }
             if object.deletedFlag || object.insertedFlag { return }
             if object.isFaultStorage {
-                load(BaseRecord(id: id, values: try values(), version: version), into: object)
+                load(BaseState(id: id, values: try values(), version: version), into: object)
             }
             body(.registered(object))
         }
 
         if let parent {
-            let records = try parent.synchronously { () throws(ContextError) in try parent.visibleRecords(of: entity) }
+            let records = try parent.synchronously { () throws(ContextError) in try parent.visibleStates(of: entity) }
             expecting(records.count)
             for record in records {
                 try visit(record.id, version: record.version, formerTemporaryID: record.formerTemporaryID) { record.values }
@@ -205,7 +205,7 @@ extension ObjectContext {
     }
 
     /// Fills `object` (a fault, or one being reloaded) with a base record as its ancestor.
-    func load(_ record: BaseRecord, into object: StoredObject) {
+    func load(_ record: BaseState, into object: StoredObject) {
         if record.id != object.storedID && registry[record.id] == nil { changeID(of: object, to: record.id) }
         object.isFaultStorage = false
         object.current = record.values
@@ -214,7 +214,7 @@ extension ObjectContext {
     }
 
     /// Registers a new object loaded from a base record.
-    func registerLoaded(_ record: BaseRecord, entity: EntityDescription) -> StoredObject {
+    func registerLoaded(_ record: BaseState, entity: EntityDescription) -> StoredObject {
         let object = StoredObject(entity: entity, id: record.id, values: record.values, version: record.version)
         register(object)
         return object

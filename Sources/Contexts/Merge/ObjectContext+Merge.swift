@@ -37,7 +37,7 @@ extension ObjectContext {
 
     /// The merge; `prefetched` holds base records already read (by ID in the notification), so
     /// only the others are read now.
-    private func merge(_ notification: ContextDidSaveNotification, prefetched: [ObjectID: BaseRecord?]) throws(ContextError) {
+    private func merge(_ notification: ContextDidSaveNotification, prefetched: [ObjectID: BaseState?]) throws(ContextError) {
         advanceQueryGeneration()
         // Objects held under a temporary ID that the save made permanent follow it first.
         for (permanent, temporary) in notification.temporaryIDs.sorted(by: { $0.key.uriString < $1.key.uriString })
@@ -53,8 +53,8 @@ extension ObjectContext {
             targets.append(object)
         }
         let unread = targets.filter { prefetched[$0.storedID] == nil }
-        var records: [BaseRecord?] = []
-        var read = try baseRecords(of: unread.map { ($0.storedID, $0.entity) }, latest: true).makeIterator()
+        var records: [BaseState?] = []
+        var read = try baseStates(of: unread.map { ($0.storedID, $0.entity) }, latest: true).makeIterator()
         for object in targets {
             if let record = prefetched[object.storedID] {
                 records.append(record)
@@ -108,12 +108,12 @@ extension ObjectContext {
     /// the child (the main queue calling `child.performAndWait` right after a save).
     func deliverAutomaticMerges(_ note: ContextDidSaveNotification) {
         let children = WeakContext.alive(children.withLock { $0 }).filter(\.automaticallyMergesChangesFromParent)
-        var ownState: [ObjectID: BaseRecord?] = [:]
+        var ownState: [ObjectID: BaseState?] = [:]
         if !children.isEmpty {
             for id in note.updatedObjectIDs + note.insertedObjectIDs {
                 guard let entity = core.schema.entity(named: id.entityName) else { continue }
                 do {
-                    ownState[id] = .some(try visibleRecord(of: id, entity: entity))
+                    ownState[id] = .some(try visibleState(of: id, entity: entity))
                 } catch {
                     continue  // the child reads it itself
                 }
@@ -129,7 +129,7 @@ extension ObjectContext {
         }
     }
 
-    private func mergeAutomatically(_ note: ContextDidSaveNotification, prefetched: [ObjectID: BaseRecord?]) {
+    private func mergeAutomatically(_ note: ContextDidSaveNotification, prefetched: [ObjectID: BaseState?]) {
         do {
             try merge(note, prefetched: prefetched)
             lastAutomaticMergeErrorStorage = nil

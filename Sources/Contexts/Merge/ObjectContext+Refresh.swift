@@ -30,7 +30,7 @@ extension ObjectContext {
         checkQueue()
         checkOwnership(object, "refresh(_:mergeChanges:)")
         guard !object.insertedFlag, !object.isFaultStorage else { return }
-        let record = try baseRecord(of: object.storedID, entity: object.entity, latest: true)
+        let record = try baseState(of: object.storedID, entity: object.entity, latest: true)
         apply(record, to: object, mergeChanges: mergeChanges, forgetReason: "refresh found it deleted in the store")
     }
 
@@ -45,7 +45,7 @@ extension ObjectContext {
     public func refreshAllObjects() throws(ContextError) {
         checkQueue()
         let targets = objectsInOrder.filter { !$0.insertedFlag && !$0.isFaultStorage }
-        let records = try baseRecords(of: targets.map { ($0.storedID, $0.entity) }, latest: true)
+        let records = try baseStates(of: targets.map { ($0.storedID, $0.entity) }, latest: true)
         for (object, record) in zip(targets, records) {
             apply(record, to: object, mergeChanges: true, forgetReason: "refresh found it deleted in the store")
         }
@@ -53,7 +53,7 @@ extension ObjectContext {
 
     /// Moves `object` onto the base's `record` (nil: gone, so the object is forgotten): with
     /// `mergeChanges`, its local changes (and a pending delete) stay on top.
-    func apply(_ record: BaseRecord?, to object: StoredObject, mergeChanges: Bool, forgetReason: String) {
+    func apply(_ record: BaseState?, to object: StoredObject, mergeChanges: Bool, forgetReason: String) {
         guard let record else {
             forget(object, reason: forgetReason)
             return

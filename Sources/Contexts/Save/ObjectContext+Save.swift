@@ -1,7 +1,7 @@
 import Policies
 
 // Saving: one conditional commit, conflicts to the merge policy, commit again (bounded).
-// The contract is /work/shared/spec/merge-semantics.md, restated in Docs/MergePolicies.md.
+// The contract is the project's merge-semantics spec, restated in Docs/MergePolicies.md.
 //
 // A child context's save takes another path: ObjectContext+Parent.swift applies its changes to
 // the parent's objects, with no commit, no version check and no policy.
@@ -249,7 +249,7 @@ extension ObjectContext {
         let failedEntries = Set(failedIndices).sorted()
         let view = try core.readView()
         defer { view.close() }
-        let stored = try core.committedRecords(
+        let stored = try core.committedStates(
             of: failedEntries.map { (entries[$0].id, entries[$0].object.entity) }, in: view)
         var round = ConflictRound()
         for (position, index) in failedEntries.enumerated() {

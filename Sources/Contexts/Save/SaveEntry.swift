@@ -27,12 +27,12 @@ struct SaveEntry {
     var step: Step
     /// What `insert` / `update` write (our values, or a policy's).
     var values: ObjectValues {
-        didSet { record = nil }
+        didSet { encodedValues = nil }
     }
     /// `values` encoded ahead of the batch that writes them (a save with new objects encodes
     /// each record in the pass that collects it, while its values are in cache, and makes its
     /// batch after allocating keys). Taken by that batch: a later attempt encodes again.
-    var record: [UInt8]? = nil
+    var encodedValues: [UInt8]? = nil
     /// The values the commit expects the store to hold: the object's ancestor, unless a
     /// conflict round made the store's state the ancestor.
     var ancestorValues: ObjectValues {
@@ -76,9 +76,9 @@ struct SaveEntry {
         try object.entity.validate(values, of: id)
     }
 
-    /// Encodes `values` into `record`, for the batch made later.
+    /// Encodes `values` into `encodedValues`, for the batch made later.
     mutating func encodeAhead() {
-        if record == nil { record = ValueCodec.encode(values, layout: object.entity.layout) }
+        if encodedValues == nil { encodedValues = ValueCodec.encode(values, layout: object.entity.layout) }
     }
 
     /// `values` encoded: the record encoded ahead, taken (moved, not copied), or encoded now.
@@ -86,8 +86,8 @@ struct SaveEntry {
     /// Moved rather than kept: a batch holding the entry's copy retained it once more, and the
     /// copy was released when the entries were, two atomic reference-count operations per
     /// object for a record that only a conflict round would use again.
-    private mutating func takeRecord() -> [UInt8] {
-        record.take() ?? ValueCodec.encode(values, layout: object.entity.layout)
+    private mutating func takeEncodedValues() -> [UInt8] {
+        encodedValues.take() ?? ValueCodec.encode(values, layout: object.entity.layout)
     }
 
     /// Adds the entry's operation to `batch`; false when it writes nothing.
@@ -99,7 +99,7 @@ struct SaveEntry {
         guard let condition else { return false }
         switch step {
         case .insert, .update:
-            batch.put(takeRecord(), forKey: key, in: table, if: condition)
+            batch.put(takeEncodedValues(), forKey: key, in: table, if: condition)
         case .delete:
             batch.delete(key, in: table, if: condition)
         case .check:

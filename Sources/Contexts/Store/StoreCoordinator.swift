@@ -40,7 +40,7 @@ final class StoreCoordinator: Sendable {
     /// The committed values (by position in each entity) and record versions of several
     /// objects, read in one visit of `view`; nil for an object without a record (or without a
     /// primary key). Values are decoded straight from the store's buffers.
-    func committedRecords(
+    func committedStates(
         of objects: [(id: ObjectID, entity: EntityDescription)], in view: any StorageReadView
     ) throws(ContextError) -> [(values: ObjectValues, version: UInt64)?] {
         var records = [(values: ObjectValues, version: UInt64)?](repeating: nil, count: objects.count)
@@ -72,15 +72,15 @@ final class StoreCoordinator: Sendable {
 
     /// The committed values (by position in `entity`) and record version of `id`, or nil when
     /// there is no record.
-    func committedRecord(
+    func committedState(
         of id: ObjectID, entity: EntityDescription, in view: any StorageReadView
     ) throws(ContextError) -> (values: ObjectValues, version: UInt64)? {
-        try committedRecords(of: [(id, entity)], in: view)[0]
+        try committedStates(of: [(id, entity)], in: view)[0]
     }
 
     /// The committed values (by name) and record version of `id`, or nil when there is no
     /// record, on a fresh view of the newest commit.
-    func committedRecord(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
+    func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
         guard let key = StorageMapping.storageKey(of: id) else { return nil }
         let view = try readView()
         defer { view.close() }

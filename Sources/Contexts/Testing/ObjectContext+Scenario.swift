@@ -22,7 +22,7 @@ extension ObjectContext {
     /// try context.committedState(of: id)?.version
     /// ```
     package func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
-        try core.committedRecord(of: id)
+        try core.committedState(of: id)
     }
 
     /// The ID this context holds the object of `id` under now (a temporary ID followed to the
@@ -44,6 +44,6 @@ extension ObjectStore {
     /// try objects.committedState(of: ObjectID(entityName: "Person", primaryKey: 1))
     /// ```
     package func committedState(of id: ObjectID) throws(ContextError) -> (values: PropertyValues, version: UInt64)? {
-        try coordinator.committedRecord(of: id)
+        try coordinator.committedState(of: id)
     }
 }
