@@ -2,7 +2,7 @@ import CairnTestSupport
 import Foundation
 import Policies
 import Testing
-@testable import Contexts
+import Contexts
 
 /// An object changed in one attribute keeps the replaced value inline instead of copying its
 /// values (`StoredObject.ancestorDelta`). Whatever it does inside, what it reports must be

@@ -1,7 +1,7 @@
 import CairnTestSupport
 import Foundation
 import Testing
-@testable import Contexts
+import Contexts
 
 /// The ID sets of a did-save, which a large save hashes on another thread while it goes on
 /// (`IDSetBuild`), and the will-save, which carries its typed value only (Core Data's

@@ -1,4 +1,4 @@
-@testable import Contexts
+import Contexts
 import Foundation
 import Policies
 import Testing

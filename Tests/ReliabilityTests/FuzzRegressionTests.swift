@@ -1,4 +1,4 @@
-@testable import Contexts
+import Contexts
 import Foundation
 @testable import KVEngine
 import Testing

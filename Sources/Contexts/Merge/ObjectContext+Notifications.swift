@@ -185,9 +185,9 @@ struct PostedIDSets {
 /// itself when the task has not started (a busy pool never delays a save) and otherwise waits
 /// for the task to finish. Lists shorter than ``IDSetBuild/backgroundThreshold`` get none: the
 /// did-save hashes them on the context's queue, since a hop to another thread costs more.
-final class IDSetBuild: Sendable {
+package final class IDSetBuild: Sendable {
     /// From this many IDs on, the set is hashed on another thread.
-    static let backgroundThreshold = 512
+    package static let backgroundThreshold = 512
 
     private static let waiting = 0, claimed = 1, done = 2
 
@@ -199,7 +199,7 @@ final class IDSetBuild: Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// Starts hashing `ids` on a global queue.
-    init(_ ids: [ObjectID]) {
+    package init(_ ids: [ObjectID]) {
         self.ids = ids
         DispatchQueue.global(qos: .userInitiated).async { [self] in
             if claim() { finish(with: Set(self.ids)) }
@@ -207,7 +207,7 @@ final class IDSetBuild: Sendable {
     }
 
     /// The set of the IDs: built here when no one has started it, else waited for.
-    var set: Set<ObjectID> {
+    package var set: Set<ObjectID> {
         if claim() {
             let set = Set(ids)
             finish(with: set)

@@ -22,7 +22,7 @@ import Policies
 ///
 /// `@unchecked Sendable`: a buffer is written only while uniquely referenced (copy on write),
 /// so a buffer that two values share is never mutated.
-struct ObjectValues: Equatable, @unchecked Sendable {
+package struct ObjectValues: Equatable, @unchecked Sendable {
     private var buffer: ValuesBuffer
 
     /// `count` slots holding `value`, no extras.
@@ -118,7 +118,7 @@ struct ObjectValues: Equatable, @unchecked Sendable {
 
     /// The same values (absent counting as null); values sharing one buffer (an object's values
     /// and its ancestor after a read) compare in one step.
-    static func == (lhs: ObjectValues, rhs: ObjectValues) -> Bool {
+    package static func == (lhs: ObjectValues, rhs: ObjectValues) -> Bool {
         if lhs.buffer === rhs.buffer { return true }
         let sameSlots = lhs.withSlots { left in
             rhs.withSlots { right in
@@ -141,7 +141,7 @@ struct ObjectValues: Equatable, @unchecked Sendable {
     }
 
     /// The values as a dictionary by name; unset attributes are absent.
-    func dictionary(_ layout: EntityLayout) -> PropertyValues {
+    package func dictionary(_ layout: EntityLayout) -> PropertyValues {
         var values = extras ?? [:]
         withSlots { slots in
             values.reserveCapacity(values.count + slots.count)

@@ -119,7 +119,7 @@ public final class StoredObject {
 
     /// The values now. Replacing or changing them through this property first gives the
     /// ancestor a buffer of its own, if it shares this one (see `ancestorDelta`).
-    var current: ObjectValues {
+    package var current: ObjectValues {
         _read { yield currentStorage }
         set {
             materializeAncestor()

@@ -12,7 +12,7 @@ import Policies
 public struct EntityDescription: Sendable, Hashable {
     /// Everything derived from the name and attributes, built once. One reference, so copying
     /// an entity (every object holds one) costs a single retain.
-    let layout: EntityLayout
+    package let layout: EntityLayout
 
     /// The entity's name: ASCII letters, digits and `_`, not starting with a digit, at most 100
     /// bytes. It appears in object IDs (`cairn://Person/p1`) and in the table name.
@@ -84,7 +84,7 @@ public struct EntityDescription: Sendable, Hashable {
 /// stored format, predicates).
 ///
 /// `Sendable`: immutable after init.
-final class EntityLayout: Sendable {
+package final class EntityLayout: Sendable {
     let name: String
     let attributes: [AttributeDescription]
     /// The table the entity's records live in (`entity:<name>`).

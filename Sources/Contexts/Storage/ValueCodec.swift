@@ -248,7 +248,7 @@ package enum ValueCodec {
     }
 
     /// The values stored in `bytes`, by name.
-    static func decode(_ bytes: UnsafeRawBufferPointer) throws(ValueCodecError) -> PropertyValues {
+    package static func decode(_ bytes: UnsafeRawBufferPointer) throws(ValueCodecError) -> PropertyValues {
         var reader = Reader(bytes: bytes)
         let count = try reader.header()
         var values = PropertyValues()
@@ -269,7 +269,7 @@ package enum ValueCodec {
 
     /// The values stored in `bytes`, by position in `layout`'s entity: the same values, and the
     /// same errors, as ``decode(_:)-(UnsafeRawBufferPointer)``.
-    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) throws(ValueCodecError) -> ObjectValues {
+    package static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) throws(ValueCodecError) -> ObjectValues {
         if let values = decodeAttributes(bytes, layout: layout) { return values }
         return try decodeAnyProperties(bytes, layout: layout)
     }
