@@ -232,4 +232,27 @@ extension ObjectStore.Options {
         get { engine.options.mapSize }
         set { engine.options.mapSize = newValue }
     }
+
+    /// The oldest, in seconds, that a read view (a pinned query generation) may grow before the
+    /// store ends it to reuse the pages it holds; its context's next read then fails with a
+    /// storage error whose code is `.readViewExpired`. Default nil: no bound.
+    ///
+    /// ```swift
+    /// options.maxQueryGenerationAge = 60
+    /// ```
+    public var maxQueryGenerationAge: Double? {
+        get { engine.options.maxSnapshotAge }
+        set { engine.options.maxSnapshotAge = newValue }
+    }
+
+    /// How many commits a read view may fall behind before the store ends it (as
+    /// ``maxQueryGenerationAge``). Default nil: no bound.
+    ///
+    /// ```swift
+    /// options.maxQueryGenerationLag = 100_000
+    /// ```
+    public var maxQueryGenerationLag: UInt64? {
+        get { engine.options.maxSnapshotLag }
+        set { engine.options.maxSnapshotLag = newValue }
+    }
 }
