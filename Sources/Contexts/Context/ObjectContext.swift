@@ -99,7 +99,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// first needs the index (a lookup by ID, a change of ID, forgetting one, another fetch):
     /// until then they wait, in order, in `unindexedObjects` (see `register(made:ids:)`).
     /// Every access goes through this property, so every reader sees them all.
-    var registry: [ObjectID: StoredObject] {
+    var registry: ObjectIDTable<StoredObject> {
         _read {
             if !unindexedObjects.isEmpty { indexFetchedObjects() }
             yield indexedRegistry
@@ -109,14 +109,14 @@ public final class ObjectContext: @unchecked Sendable {
             yield &indexedRegistry
         }
     }
-    @exclusivity(unchecked) private var indexedRegistry: [ObjectID: StoredObject] = [:]
+    @exclusivity(unchecked) private var indexedRegistry = ObjectIDTable<StoredObject>()
     @exclusivity(unchecked) private var unindexedObjects: [StoredObject] = []
     /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
     /// temporary ID held elsewhere in this context still finds the object.
-    @exclusivity(unchecked) var temporaryAliases: [ObjectID: ObjectID] = [:]
+    @exclusivity(unchecked) var temporaryAliases = ObjectIDTable<ObjectID>()
     /// The reverse of `temporaryAliases`: the temporary ID a permanent one replaced, so a child
     /// that still holds the object under its temporary ID can follow it.
-    @exclusivity(unchecked) var temporaryIDOfPermanent: [ObjectID: ObjectID] = [:]
+    @exclusivity(unchecked) var temporaryIDOfPermanent = ObjectIDTable<ObjectID>()
     /// Every registered object in registration order (the order of saves, conflicts and lists),
     /// and the ones forgotten since `objectsInOrder` last dropped them.
     @exclusivity(unchecked) var registrationOrder: [StoredObject] = []
