@@ -91,15 +91,17 @@ public final class ObjectContext: @unchecked Sendable {
     /// The way this context's objects reach it (see ``ContextLink``).
     let link = ContextLink()
 
-    // Guarded by `queue`. The per-object ones skip the runtime exclusivity check, as
-    // StoredObject's properties do (see there).
-    /// Every registered object by its current ID.
-    ///
-    /// The objects a fetch into an empty context made are indexed here only when something
-    /// first needs the index (a lookup by ID, a change of ID, forgetting one, another fetch):
-    /// until then they wait, in order, in `unindexedObjects` (see `register(made:ids:)`).
-    /// Every access goes through this property, so every reader sees them all.
-    var registry: [ObjectID: StoredObject] {
+    // Guarded by `queue`. `@exclusivity(unchecked)` on the per-object tables below skips the
+    // runtime's exclusivity check on every access. Relies on: only this context's queue touches
+    // them, as `checkQueue()` enforces when `checksQueueAccess` is on, and no access here overlaps
+    // another. Pinned by `MisuseTests.contextOffQueue`.
+
+    /// Every registered object by its current ID, built lazily: the objects a fetch into an
+    /// empty context made wait in `unindexedObjects` until first needed (`register(made:ids:)`).
+    /// Relies on: every access goes through here, so every read sees all registered objects
+    /// (unindexed ones indexed first). Pinned by
+    /// `ContainedTricksTests.everyReadOfTheRegistryFindsEveryFetchedObject`.
+    var registry: ObjectIDTable<StoredObject> {
         _read {
             if !unindexedObjects.isEmpty { indexFetchedObjects() }
             yield indexedRegistry
@@ -109,14 +111,14 @@ public final class ObjectContext: @unchecked Sendable {
             yield &indexedRegistry
         }
     }
-    @exclusivity(unchecked) private var indexedRegistry: [ObjectID: StoredObject] = [:]
+    @exclusivity(unchecked) private var indexedRegistry = ObjectIDTable<StoredObject>()
     @exclusivity(unchecked) private var unindexedObjects: [StoredObject] = []
     /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
     /// temporary ID held elsewhere in this context still finds the object.
-    @exclusivity(unchecked) var temporaryAliases: [ObjectID: ObjectID] = [:]
+    @exclusivity(unchecked) var temporaryAliases = ObjectIDTable<ObjectID>()
     /// The reverse of `temporaryAliases`: the temporary ID a permanent one replaced, so a child
     /// that still holds the object under its temporary ID can follow it.
-    @exclusivity(unchecked) var temporaryIDOfPermanent: [ObjectID: ObjectID] = [:]
+    @exclusivity(unchecked) var temporaryIDOfPermanent = ObjectIDTable<ObjectID>()
     /// Every registered object in registration order (the order of saves, conflicts and lists),
     /// and the ones forgotten since `objectsInOrder` last dropped them.
     @exclusivity(unchecked) var registrationOrder: [StoredObject] = []
@@ -213,22 +215,13 @@ public final class ObjectContext: @unchecked Sendable {
     }
 
     /// Registers the objects a fetch made (attached as they were made, IDs not registered
-    /// here), all at once: the registry grows once, for all of them.
+    /// here), all at once: the registry grows once, not by doubling, and is filled from the
+    /// IDs' own array rather than from objects that have left the CPU caches.
     ///
-    /// Why not one by one as they are made: without knowing how many will come, the registry
-    /// grows by doubling and rehashes everything it holds each time, and by the end of a large
-    /// fetch the first objects made are out of the CPU caches, so every further touch of one
-    /// is a cache miss. So the IDs come in their own array, read in order, and a context that
-    /// held nothing takes the array of objects as its registration order as it is, without
-    /// touching each object again: one touch per object, the registry's retain.
-    ///
-    /// A context that held nothing does not index them at all yet: a fetch, changes and a save
-    /// (the commonest use of a background context) never look an object up by its ID, and
-    /// indexing 10,000 objects cost a tenth of such a save's fetch. The first access to
-    /// `registry` indexes them, reading each object's ID then. So a fetch into an empty
-    /// context collects no IDs (`ids` is empty): a list of them cost it a 40-byte copy per
-    /// object, 400 KB for 10,000, for an index most such fetches never build. An object's ID
-    /// cannot change before it is indexed: changing an ID goes through the index.
+    /// A context that held nothing takes `objects` as its registration order as it is and does
+    /// not index them yet (see `registry`): a fetch, changes and a save never look an object up
+    /// by ID. Such a fetch passes no IDs (`ids` is empty); the index reads them from the objects,
+    /// whose IDs cannot change before it is built (changing an ID goes through the index).
     func register(made objects: [StoredObject], ids: [ObjectID]) {
         // Every registered object is in `registrationOrder`: when it is empty, so is the index.
         if registrationOrder.isEmpty {

@@ -32,12 +32,12 @@ extension ObjectContext {
     /// - Throws: a storage error or ``ContextError/corruptValue(_:_:)``; nothing is changed then.
     public func mergeChanges(fromContextDidSave notification: ContextDidSaveNotification) throws(ContextError) {
         checkQueue()
-        try merge(notification, prefetched: [:])
+        try merge(notification, prefetched: ObjectIDTable())
     }
 
     /// The merge; `prefetched` holds base records already read (by ID in the notification), so
     /// only the others are read now.
-    private func merge(_ notification: ContextDidSaveNotification, prefetched: [ObjectID: BaseState?]) throws(ContextError) {
+    private func merge(_ notification: ContextDidSaveNotification, prefetched: ObjectIDTable<BaseState?>) throws(ContextError) {
         advanceQueryGeneration()
         // Objects held under a temporary ID that the save made permanent follow it first.
         for (permanent, temporary) in notification.temporaryIDs.sorted(by: { $0.key.uriString < $1.key.uriString })
@@ -108,7 +108,7 @@ extension ObjectContext {
     /// the child (the main queue calling `child.performAndWait` right after a save).
     func deliverAutomaticMerges(_ note: ContextDidSaveNotification) {
         let children = WeakContext.alive(children.withLock { $0 }).filter(\.automaticallyMergesChangesFromParent)
-        var ownState: [ObjectID: BaseState?] = [:]
+        var ownState = ObjectIDTable<BaseState?>()
         if !children.isEmpty {
             for id in note.updatedObjectIDs + note.insertedObjectIDs {
                 guard let entity = core.schema.entity(named: id.entityName) else { continue }
@@ -125,11 +125,11 @@ extension ObjectContext {
         guard parent == nil else { return }
         let roots = WeakContext.alive(core.rootContexts.withLock { $0 })
         for root in roots where root !== self && root.automaticallyMergesChangesFromParent {
-            root.perform { [weak root] in root?.mergeAutomatically(note, prefetched: [:]) }
+            root.perform { [weak root] in root?.mergeAutomatically(note, prefetched: ObjectIDTable()) }
         }
     }
 
-    private func mergeAutomatically(_ note: ContextDidSaveNotification, prefetched: [ObjectID: BaseState?]) {
+    private func mergeAutomatically(_ note: ContextDidSaveNotification, prefetched: ObjectIDTable<BaseState?>) {
         do {
             try merge(note, prefetched: prefetched)
             lastAutomaticMergeErrorStorage = nil

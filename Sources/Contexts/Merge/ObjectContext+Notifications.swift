@@ -76,11 +76,10 @@ extension ObjectContext {
 
     /// Posts the will-save; returns its ID lists, with the did-save's sets of them begun.
     ///
-    /// The will-save's `userInfo` holds its typed value only, no ID sets: Core Data's
-    /// will-save has no `userInfo` at all, and hashing every ID into a set is a good part of a
-    /// large save. The did-save does post sets; when its lists are the will-save's (a save of
-    /// updates), each large set is hashed on another thread while the save goes on (see
-    /// ``IDSetBuild``).
+    /// The will-save's `userInfo` holds its typed value only, no ID sets (Core Data's will-save
+    /// has no `userInfo` at all). The did-save does post sets; when its lists are the
+    /// will-save's (a save of updates), each large set is hashed on another thread while the
+    /// save goes on (see ``IDSetBuild``).
     func postWillSave() -> PostedIDSets {
         var inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []
         let objects = objectsInOrder
@@ -176,17 +175,16 @@ struct PostedIDSets {
     }
 }
 
-/// A set of object IDs hashed on a global queue while the saving context goes on, for its
-/// did-save: the list is known when the save starts, the set wanted when it ends, and between
-/// the two the save validates, encodes and waits for its commit to be durable. Hashing 10,000
-/// IDs into a set takes most of a millisecond here.
+/// A set of object IDs hashed on a global queue while the saving context goes on (validating,
+/// encoding, committing), for its did-save. Whoever comes first builds it: the queue's task, or
+/// the reader, which hashes the list itself when the task has not started (a busy pool never
+/// delays a save) and otherwise waits for it. Lists shorter than `backgroundThreshold` get none.
 ///
-/// Whoever comes first does the work: the queue's task, or the did-save, which hashes the list
-/// itself when the task has not started (a busy pool never delays a save) and otherwise waits
-/// for the task to finish. Lists shorter than ``IDSetBuild/backgroundThreshold`` get none: the
-/// did-save hashes them on the context's queue, since a hop to another thread costs more.
+/// Relies on: `set` is exactly `Set(ids)` whether or not the background hashing finished.
+/// Pinned by `SaveNotificationSetTests.aSetBuildGivesTheSameSetWhoeverBuildsIt` and
+/// `theDidSaveHoldsTheSavedIDsAndTheWillSaveItsTypedValueOnly`.
 package final class IDSetBuild: Sendable {
-    /// From this many IDs on, the set is hashed on another thread.
+    /// From this many IDs on, the set is hashed on another thread (for fewer, the hop costs more).
     package static let backgroundThreshold = 512
 
     private static let waiting = 0, claimed = 1, done = 2

@@ -1,23 +1,16 @@
 import Synchronization
 
-/// How a registered object reaches its context: without a reference count on the context.
+/// How a registered object reaches its context without a reference count on the context: the
+/// context owns one link, shared by its objects (which hold it strongly), with an unretained
+/// reference to the context and an `alive` flag; this keeps a weak load and a release off every
+/// property access.
 ///
-/// Every property access checks the object's queue through its context, so the way from an
-/// object to its context is on the path of every `value(forKey:)` and `setValue(_:forKey:)`.
-/// A weak reference there cost more than the check itself: loading it takes the runtime's weak
-/// path, and the strong reference it yields must be released again, on the context's side
-/// table (contexts always have one: parents and stores hold them weakly), the slow path of
-/// release. A fetch-change-save of 10,000 objects spent a fiftieth of its instructions there.
-///
-/// So a context owns one link, shared by all its objects, which keep it strongly: the link
-/// holds an unretained reference to the context and a flag the context clears in `deinit`.
-/// An object reads the flag (one atomic load) and calls its context through the unretained
-/// reference without retaining it. The reference is never used after the flag is cleared, so
-/// it never dangles: a use after the context is gone finds the flag cleared and stops the
-/// process with the usual message.
-///
-/// `@unchecked Sendable`: `reference` is written once, by the context's initializer, before
-/// the context is shared; `alive` is atomic.
+/// Relies on: the reference is used only while `alive` is set, and the context clears it in
+/// `deinit`, so an object that outlives its context finds it gone (`context` is nil, a property
+/// access stops with the misuse message) and never dangles; `reference` is written once, before
+/// the context is shared (hence `@unchecked Sendable`). Pinned by
+/// `MisuseTests.objectAfterContextDeallocated` and
+/// `ContainedTricksTests.anObjectWhoseContextIsGoneFindsNoContext`.
 final class ContextLink: @unchecked Sendable {
     private var reference: Unmanaged<ObjectContext>?
     private let alive = Atomic<Bool>(true)

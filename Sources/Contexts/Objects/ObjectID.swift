@@ -71,7 +71,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// A fresh temporary ID for a newly inserted object.
-    static func temporary(entityName: String) -> ObjectID {
+    package static func temporary(entityName: String) -> ObjectID {
         ObjectID(entityName: entityName, identity: .temporary(UUID()))
     }
 
@@ -179,7 +179,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// Contexts hash IDs for every object they register, save or notify about; hashing the
     /// entity name too would cost more than the rest of the hash, and keys of one entity are
     /// distinct already. IDs of different entities with the same key share a hash, which only
-    /// costs a comparison.
+    /// costs a comparison. A context's own tables hash IDs without a `Hasher`.
     ///
     /// ```swift
     /// let saved: Set<ObjectID> = [person.objectID]
@@ -190,23 +190,6 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
         case let .temporary(high, low):
             hasher.combine(high)
             hasher.combine(low)
-        }
-    }
-
-    /// What Dictionary and Set use: a permanent ID hashes as its key does, through the
-    /// standard library's one-shot hash of one integer (the same seeded SipHash, without
-    /// building a `Hasher` per lookup). A context registering 100,000 fetched objects spent
-    /// a tenth of the fetch in `Hasher.init` before this. Equal IDs hash equally, as
-    /// `hash(into:)` does.
-    public func _rawHashValue(seed: Int) -> Int {
-        switch identity {
-        case .permanent(let key): return key._rawHashValue(seed: seed)
-        case let .temporary(high, low):
-            var hasher = Hasher()
-            hasher.combine(seed)
-            hasher.combine(high)
-            hasher.combine(low)
-            return hasher.finalize()
         }
     }
 }

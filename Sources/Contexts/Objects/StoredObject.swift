@@ -33,22 +33,18 @@ public final class StoredObject {
     /// ```
     public let entity: EntityDescription
 
-    // Every stored property below is guarded by the owning context's queue (checked by
-    // `checkAccess`), or belongs to the creating thread while the object is unattached.
-    //
-    // `@exclusivity(unchecked)`: Swift checks at run time that accesses to a class's stored
-    // properties do not overlap, a runtime call per access, and these are read and written for
-    // every object a fetch or save handles. They are used on one queue at a time (above), and
-    // no access to one of them overlaps another access to it in this module, so the check has
-    // nothing to catch.
+    // `@exclusivity(unchecked)` skips the runtime's exclusivity check on every access. Relies on:
+    // only the owning context's queue (the making thread while unattached) touches these fields,
+    // as the queue check enforces when `checksQueueAccess` is on, and no access here overlaps another.
+    // Pinned by `MisuseTests.objectOffQueue` and
+    // `ContainedTricksTests.anObjectsStateReadOffItsQueueStops`.
     @exclusivity(unchecked) var storedID: ObjectID
     /// How the object reaches its context while registered (see ``ContextLink``).
     @exclusivity(unchecked) var link: ContextLink? {
         didSet { unretainedLink = link.map { Unmanaged.passUnretained($0) } }
     }
-    /// `link`, unretained, for `checkAccess`: reaching a class through a stored property
-    /// retains and releases it around the call, two atomic operations on every property read
-    /// and write, and `link` (strong) keeps it alive as long as this does.
+    /// `link`, unretained, for `checkAccess` (no retain and release per property access);
+    /// `link` keeps it alive.
     @exclusivity(unchecked) private var unretainedLink: Unmanaged<ContextLink>? = nil
     @exclusivity(unchecked) var ownerName = ""
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
@@ -57,18 +53,14 @@ public final class StoredObject {
     /// The values now, by attribute position (see ``ObjectValues``). Read and written through
     /// `current`, or by the property subscript's own path (see `write(_:at:)`).
     @exclusivity(unchecked) private var currentStorage: ObjectValues
-    /// The ancestor's values (last read or saved), unless `ancestorDelta` says how they
-    /// differ from `currentStorage`; nil exactly when `ancestorDelta` is set.
+    /// The ancestor's values (last read or saved); nil exactly when `ancestorDelta` is set.
     @exclusivity(unchecked) private var ancestorStorage: ObjectValues?
-    /// One attribute changed since the values were read or saved, and its value then: the
-    /// ancestor is `currentStorage` with that value in that slot.
-    ///
-    /// After a read, the values and the ancestor are one buffer. The first change to one
-    /// attribute used to copy that buffer for the values (an allocation and a copy of every
-    /// slot), and the save then freed the old one; changing one attribute of many objects is
-    /// the commonest edit. Now the object keeps the replaced value here, inline, and writes
-    /// the buffer in place. A change to a second attribute, or anything that replaces or
-    /// merges the values, makes the ancestor a buffer of its own first (`materializeAncestor`).
+    /// The inline ancestor delta: a change to one attribute keeps the replaced value here, so
+    /// the buffer the values share with the ancestor after a load is written in place, uncopied.
+    /// Relies on: `currentStorage` with this value in this slot equals the values at the last
+    /// load or save (a change to another attribute, or replacing or merging the values, first
+    /// gives the ancestor its own buffer: `materializeAncestor`).
+    /// Pinned by `AncestorDeltaTests.randomEditsSavesRollbacksAndRefreshesReportWhatACopyWould`.
     @exclusivity(unchecked) private var ancestorDelta: AncestorDelta? = nil
     /// The ancestor's record version. Version 0: never saved.
     @exclusivity(unchecked) var ancestorVersion: UInt64 = 0
@@ -156,13 +148,10 @@ public final class StoredObject {
     @inline(__always)
     private func write(_ value: AttributeValue, at position: Int) {
         if let delta = ancestorDelta {
-            // The one attribute already changed: written again in place; another: the
-            // ancestor takes a buffer of its own first.
             if delta.position != position { materializeAncestor() }
         } else if let ancestor = ancestorStorage, ancestor.sharesStorage(with: currentStorage) {
-            // The first change since a read or save: keep the replaced value, and let go of
-            // the ancestor's hold on the buffer so that the write below needs no copy (a
-            // buffer held elsewhere too is still copied, as any shared one is).
+            // The first change since a load or save: keep the replaced value and drop the
+            // ancestor's hold on the buffer, so the write needs no copy (unless held elsewhere).
             ancestorDelta = AncestorDelta(position: position, value: currentStorage[position])
             ancestorStorage = nil
         }

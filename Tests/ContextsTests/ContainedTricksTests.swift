@@ -1,0 +1,149 @@
+import CairnTestSupport
+import Foundation
+import Testing
+import Contexts
+
+/// The object layer's measured tricks each rely on an invariant, stated in one comment where
+/// the trick lives; these pin the ones other suites do not (those comments name the tests).
+@Suite struct ContainedTricksTests {
+    /// `count` people saved through one context; their IDs.
+    private func seedPeople(_ store: TestStore, _ count: Int) throws -> [ObjectID] {
+        let context = store.context("seeder")
+        return try context.performAndWait {
+            let people = (0..<count).map { index -> StoredObject in
+                let person = context.insert(entity: "Person")
+                person["name"] = .string("p\(index)")
+                person["age"] = .int(Int64(index))
+                return person
+            }
+            try context.save()
+            return people.map(\.objectID)
+        }
+    }
+
+    /// `ObjectContext.registry`: a fetch into an empty context leaves its objects unindexed, and
+    /// each way of reading the registry, as the first one after such a fetch, finds them all.
+    @Test func everyReadOfTheRegistryFindsEveryFetchedObject() throws {
+        try withTestStore { store in
+            let ids = try seedPeople(store, 300)
+            /// Runs `body` in a fresh context right after a fetch of everyone into it.
+            func afterFetch(_ body: (ObjectContext, [ObjectID: StoredObject]) throws -> Void) throws {
+                let context = store.context("reader")
+                try context.performAndWait {
+                    let fetched = try context.fetch(FetchRequest(entityName: "Person"))
+                    let byID = Dictionary(uniqueKeysWithValues: fetched.map { ($0.objectID, $0) })
+                    #expect(Set(byID.keys) == Set(ids))
+                    try body(context, byID)
+                }
+            }
+            /// Whether `existingObject(with:)` finds every fetched object.
+            func findsAll(_ context: ObjectContext, _ byID: [ObjectID: StoredObject]) throws -> Bool {
+                for id in ids where try context.existingObject(with: id) !== byID[id] { return false }
+                return true
+            }
+
+            try afterFetch { context, byID throws in  // by ID, loaded
+                #expect(try findsAll(context, byID))
+            }
+            try afterFetch { context, byID in  // by ID, as a fault if unknown
+                #expect(ids.allSatisfy { context.object(with: $0) === byID[$0] && !byID[$0]!.isFault })
+            }
+            try afterFetch { context, byID in  // the whole registry
+                #expect(context.registeredObjects == Set(byID.values))
+                byID[ids[7]]!["age"] = .int(-1)
+                #expect(context.updatedObjects == [byID[ids[7]]!])
+            }
+            try afterFetch { context, byID in  // another fetch: the same objects, none twice
+                let again = try context.fetch(FetchRequest(entityName: "Person"))
+                #expect(again.count == ids.count && again.allSatisfy { byID[$0.objectID] === $0 })
+                #expect(context.registeredObjects.count == ids.count)
+            }
+            try afterFetch { context, byID in  // a refresh
+                let first = byID[ids[0]]!
+                first["age"] = .int(-1)
+                try context.refresh(first, mergeChanges: false)
+                #expect(first["age"] == .int(0))
+                #expect(try findsAll(context, byID))
+            }
+            try afterFetch { context, byID in  // an ID change (a permanent ID for an insert)
+                let inserted = context.insert(entity: "Person")
+                let temporary = inserted.objectID
+                try context.obtainPermanentIDs(for: [inserted])
+                #expect(!inserted.objectID.isTemporaryID)
+                #expect(context.object(with: temporary) === inserted)
+                #expect(try context.existingObject(with: inserted.objectID) === inserted)
+                #expect(try findsAll(context, byID))
+            }
+            try afterFetch { context, byID in  // a merged deletion forgets the deleted object
+                let other = store.context("deleter")
+                let saved = try other.performAndWait {
+                    other.delete(try other.existingObject(with: ids[3]))
+                    try other.save()
+                    return other.lastDidSaveNotification!
+                }
+                try context.mergeChanges(fromContextDidSave: saved)
+                #expect(byID[ids[3]]!.context == nil)
+                #expect(context.registeredObjects == Set(byID.values).subtracting([byID[ids[3]]!]))
+            }
+        }
+    }
+
+    /// `ContextLink`: once the context is deallocated its objects find no context (no dangling
+    /// reference); a property access then stops (`MisuseTests.objectAfterContextDeallocated`).
+    @Test func anObjectWhoseContextIsGoneFindsNoContext() throws {
+        try withTestStore { store in
+            var context: ObjectContext? = store.context("Gone")
+            let object = context!.performAndWait { context!.insert(entity: "Person") }
+            weak let watcher = context
+            context = nil
+            try #require(watcher == nil, "the test needs the context deallocated here")
+            #expect(object.context == nil)
+            #expect(!object.isInserted && !object.hasChanges && !object.isFault)
+            #expect(object.objectID.isTemporaryID)
+        }
+    }
+
+    /// `@exclusivity(unchecked)` fields: not only the property subscript
+    /// (`MisuseTests.objectOffQueue`) but an object's state, read off its context's queue, stops.
+    @Test func anObjectsStateReadOffItsQueueStops() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
+                let context = store.context("Owner")
+                let object = context.performAndWait { context.insert(entity: "Person") }
+                _ = object.hasChanges   // off the queue
+            }
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("ObjectContext 'Owner' used off its queue"))
+    }
+
+    /// `ObjectIDTable`: its keys hash as `ObjectID` does, so equal IDs (an ID and its copy
+    /// rebuilt from its URI) meet and different ones (another entity, another key) stay apart.
+    @Test func theContextsIDTableFindsEqualIDsAsASetDoes() {
+        var ids: [ObjectID] = []
+        for key in UInt64(0)..<2_000 {
+            ids.append(ObjectID(entityName: "Person", primaryKey: key))
+            ids.append(ObjectID(entityName: "Account", primaryKey: key))  // same key, other entity
+        }
+        for _ in 0..<500 { ids.append(.temporary(entityName: "Person")) }
+        var table = ObjectIDTable<Int>()
+        for (index, id) in ids.enumerated() { table[id] = index }
+        #expect(table.count == ids.count && Set(ids).count == ids.count)
+        var misses = 0
+        for (index, id) in ids.enumerated() {
+            let rebuilt = ObjectID(uriString: id.uriString)!
+            let key = ObjectIDTable<Int>.Key(id: id), rebuiltKey = ObjectIDTable<Int>.Key(id: rebuilt)
+            if table[rebuilt] != index || key != rebuiltKey || key.hashValue != rebuiltKey.hashValue
+                || key._rawHashValue(seed: index) != rebuiltKey._rawHashValue(seed: index)
+            { misses += 1 }
+        }
+        #expect(misses == 0)
+        #expect(table[ObjectID(entityName: "Tag", primaryKey: 1)] == nil)
+        #expect(table[ObjectID(entityName: "Account", primaryKey: 2_000)] == nil)
+        table[ids[0]] = nil
+        #expect(table.count == ids.count - 1 && table[ids[0]] == nil && table[ids[1]] == 1)
+    }
+}
