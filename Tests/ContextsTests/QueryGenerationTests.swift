@@ -295,3 +295,58 @@ struct QueryGenerationTests {
         }
     }
 }
+
+/// The contract's sharper rule: a pinned context reads its generation for every read,
+/// refresh included (Core Data: "whenever you read from a context, you see the same
+/// generation").
+@Suite("Query generations: every read")
+struct PinnedReadTests {
+    @Test("fetch, count, faulting, existingObject and both refresh modes of a pinned context read its generation")
+    func everyReadOfAPinnedContextReadsItsGeneration() throws {
+        try withTestStore { store in
+            let seeder = store.context("seed")
+            let ids = try seeder.performAndWait { () throws -> [ObjectID] in
+                let counters = (0..<4).map { index -> StoredObject in
+                    let counter = seeder.insert(entity: "Counter")
+                    counter["label"] = .string("c\(index)")
+                    return counter
+                }
+                try seeder.save()
+                return counters.map(\.objectID)
+            }
+            let reader = store.context("reader")
+            // Pinned, and registered: objects 0 and 1 loaded, 2 and 3 left as faults or unread.
+            let loaded = try reader.performAndWait { () throws -> [StoredObject] in
+                try reader.setQueryGenerationFrom(.current)
+                return try ids[0...1].map { try reader.existingObject(with: $0) }
+            }
+            // Another context commits a new value for every counter.
+            let writer = store.context("writer")
+            try writer.performAndWait {
+                for counter in try writer.fetch(FetchRequest(entityName: "Counter")) { counter["count"] = .int(7) }
+                try writer.save()
+            }
+            try reader.performAndWait {
+                let atZero = FetchRequest(entityName: "Counter", predicate: .compare("count", .equal, .int(0)))
+                #expect(try reader.fetch(atZero).count == 4, "fetch")
+                #expect(try reader.count(for: atZero) == 4, "count")
+                #expect(reader.object(with: ids[2])["count"] == .int(0), "faulting")
+                #expect(try reader.existingObject(with: ids[3])["count"] == .int(0), "existingObject")
+
+                loaded[0]["label"] = .string("mine")
+                try reader.refresh(loaded[0], mergeChanges: true)
+                #expect(loaded[0]["count"] == .int(0), "refresh with merge reads the pinned generation")
+                #expect(loaded[0]["label"] == .string("mine"), "and keeps the local change")
+                try reader.refresh(loaded[1], mergeChanges: false)
+                #expect(loaded[1]["count"] == .int(0), "refresh without merge reads the pinned generation")
+                try reader.refreshAllObjects()
+                #expect(loaded.allSatisfy { $0["count"] == .int(0) }, "refreshAllObjects reads the pinned generation")
+
+                // Unpinned, the same refresh reads the latest commit: the test can tell them apart.
+                try reader.setQueryGenerationFrom(nil)
+                try reader.refresh(loaded[1], mergeChanges: false)
+                #expect(loaded[1]["count"] == .int(7), "unpinned, refresh reads the latest commit")
+            }
+        }
+    }
+}

@@ -44,7 +44,7 @@ extension ObjectContext {
 
     /// Runs `body` with the read view a root context's fetches read: its pinned query generation
     /// (pinning it now if it waits for its next read), or a fresh view of the newest commit.
-    /// `latest` skips the pin (refresh and merge read what is committed now).
+    /// `latest` skips the pin: only a merge, which advances the pin anyway, reads so.
     func withReadView<T>(latest: Bool = false, _ body: (any StorageReadView) throws(ContextError) -> T) throws(ContextError) -> T {
         if !latest {
             switch generationState {

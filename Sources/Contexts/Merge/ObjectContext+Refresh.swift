@@ -14,9 +14,9 @@ extension ObjectContext {
     /// does not conflict on it unless the store moves again. An object deleted in the store is
     /// forgotten by the context. Objects inserted and not yet saved, and faults, are left alone.
     ///
-    /// A root context reads the latest commit, even when it is pinned to a query generation
-    /// (the pin does not move); a child context reads its parent's state, unsaved changes
-    /// included.
+    /// A root context reads what every one of its reads reads: the latest commit, or its pinned
+    /// query generation when it has one (the pin does not move); a child context reads its
+    /// parent's state, unsaved changes included.
     ///
     /// ```swift
     /// catch let error as MergeError {
@@ -30,12 +30,12 @@ extension ObjectContext {
         checkQueue()
         checkOwnership(object, "refresh(_:mergeChanges:)")
         guard !object.insertedFlag, !object.isFaultStorage else { return }
-        let record = try baseState(of: object.storedID, entity: object.entity, latest: true)
+        let record = try baseState(of: object.storedID, entity: object.entity)
         apply(record, to: object, mergeChanges: mergeChanges, forgetReason: "refresh found it deleted in the store")
     }
 
     /// Refreshes every registered object with `mergeChanges: true`: store values under local
-    /// changes, from one snapshot.
+    /// changes, from one read (of the pinned query generation, when the context has one).
     ///
     /// ```swift
     /// try context.refreshAllObjects()
@@ -45,7 +45,7 @@ extension ObjectContext {
     public func refreshAllObjects() throws(ContextError) {
         checkQueue()
         let targets = objectsInOrder.filter { !$0.insertedFlag && !$0.isFaultStorage }
-        let records = try baseStates(of: targets.map { ($0.storedID, $0.entity) }, latest: true)
+        let records = try baseStates(of: targets.map { ($0.storedID, $0.entity) })
         for (object, record) in zip(targets, records) {
             apply(record, to: object, mergeChanges: true, forgetReason: "refresh found it deleted in the store")
         }
