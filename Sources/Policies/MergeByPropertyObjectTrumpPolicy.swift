@@ -55,4 +55,11 @@ extension MergePolicy where Self == MergeByPropertyObjectTrumpPolicy {
     /// context.mergePolicy = .objectTrump
     /// ```
     public static var objectTrump: MergeByPropertyObjectTrumpPolicy { MergeByPropertyObjectTrumpPolicy() }
+
+    /// Core Data's Swift name for ``objectTrump`` (`NSMergePolicy.mergeByPropertyObjectTrump`).
+    ///
+    /// ```swift
+    /// context.mergePolicy = .mergeByPropertyObjectTrump
+    /// ```
+    public static var mergeByPropertyObjectTrump: MergeByPropertyObjectTrumpPolicy { MergeByPropertyObjectTrumpPolicy() }
 }

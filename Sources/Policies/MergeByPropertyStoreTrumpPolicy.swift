@@ -50,4 +50,11 @@ extension MergePolicy where Self == MergeByPropertyStoreTrumpPolicy {
     /// context.mergePolicy = .storeTrump
     /// ```
     public static var storeTrump: MergeByPropertyStoreTrumpPolicy { MergeByPropertyStoreTrumpPolicy() }
+
+    /// Core Data's Swift name for ``storeTrump`` (`NSMergePolicy.mergeByPropertyStoreTrump`).
+    ///
+    /// ```swift
+    /// context.mergePolicy = .mergeByPropertyStoreTrump
+    /// ```
+    public static var mergeByPropertyStoreTrump: MergeByPropertyStoreTrumpPolicy { MergeByPropertyStoreTrumpPolicy() }
 }

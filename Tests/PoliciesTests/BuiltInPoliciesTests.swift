@@ -25,6 +25,16 @@ struct BuiltInPoliciesTests {
         #expect(ObjectIdentifier(Swift.type(of: policy)) == type)
     }
 
+    @Test("Core Data's Swift names give the same policies")
+    func coreDataNames() {
+        func name(_ policy: any MergePolicy) -> String { policy.name }
+        #expect(name(.mergeByPropertyObjectTrump) == "objectTrump")
+        #expect(name(.mergeByPropertyStoreTrump) == "storeTrump")
+        #expect(name(.overwrite) == "overwrite")
+        #expect(name(.rollback) == "rollback")
+        #expect(name(.error) == "error")
+    }
+
     @Test("unknown names, wrong case and parameterised examples give nil", arguments: [
         "", "Error", "store-trump", "mergeByPropertyStoreTrump", "lastWriterWins", "addingDeltas",
     ])
