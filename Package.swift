@@ -18,15 +18,17 @@ let package = Package(
             pkgConfig: "lmdb",
             providers: [.apt(["liblmdb-dev"])]
         ),
-        // The storage engine: imports only CLMDB.
-        .target(name: "KVEngine", dependencies: ["CLMDB"]),
+        // The package's one lock type (ConditionLock, a pthread mutex and condition variable).
+        .target(name: "Locking"),
+        // The storage engine: imports only CLMDB and Locking.
+        .target(name: "KVEngine", dependencies: ["CLMDB", "Locking"]),
         // Pure conflict logic: imports nothing of ours.
         .target(name: "Policies"),
-        .target(name: "Contexts", dependencies: ["KVEngine", "Policies"]),
+        .target(name: "Contexts", dependencies: ["KVEngine", "Policies", "Locking"]),
         // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
         // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
         .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),
-        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat"]),
+        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat", "Locking"]),
         // The benchmark lives outside the library targets; SQLite is a bench-only peer.
         .systemLibrary(
             name: "CSQLite",
@@ -39,10 +41,10 @@ let package = Package(
         ),
         // Fault-injecting file system, temporary directories, seeded randomness.
         .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
-        .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport"]),
+        .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "CairnTestSupport", "Locking"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
-        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KVEngine", "Policies", "CairnTestSupport"]),
+        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
         .testTarget(
             name: "CairnToolTests",
             dependencies: ["KVEngine", "CairnTestSupport"],
@@ -52,7 +54,7 @@ let package = Package(
         // isolation history, resource limits); `make torture` runs them at full size.
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport"]
+            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport", "Locking"]
         ),
     ],
     swiftLanguageModes: [.v6]

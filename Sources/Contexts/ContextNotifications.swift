@@ -1,5 +1,6 @@
 import Foundation
 import KVEngine
+import Locking
 
 // The notifications of a context, with Core Data's names as far as they fit. They carry object
 // IDs (Sendable), never objects: objects stay on their context's queue.

@@ -1,5 +1,6 @@
 import Foundation
 import KVEngine
+import Locking
 import Synchronization
 
 // Posting a context's notifications: through NotificationCenter.default (on the context's

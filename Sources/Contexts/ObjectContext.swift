@@ -1,5 +1,6 @@
 import Dispatch
 import KVEngine
+import Locking
 import Policies
 import Synchronization
 

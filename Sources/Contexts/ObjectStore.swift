@@ -1,5 +1,6 @@
 import Dispatch
 import KVEngine
+import Locking
 import Policies
 
 /// Opens a Cairn store with a schema and hands out object contexts: Cairn's

@@ -1,4 +1,5 @@
 import KVEngine
+import Locking
 import Policies
 import Synchronization
 

@@ -1,4 +1,5 @@
 import CLMDB
+import Locking
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -2,6 +2,7 @@
 // checks its conditions, appends it to the log once, syncs once, publishes it to the
 // overlay and wakes the others with their results.
 
+import Locking
 import Synchronization
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import CLMDB
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,5 +1,6 @@
 import CairnTestSupport
 import Foundation
+import Locking
 import Testing
 @testable import Contexts
 
@@ -26,7 +27,7 @@ import Testing
     private func observe(_ context: ObjectContext, during body: () throws -> Void) rethrows
         -> (will: [AnyHashable: Any], did: [AnyHashable: Any])
     {
-        let will = Guarded<[AnyHashable: Any]?>(nil), did = Guarded<[AnyHashable: Any]?>(nil)
+        let will = ConditionLock<[AnyHashable: Any]?>(nil), did = ConditionLock<[AnyHashable: Any]?>(nil)
         let observers = [
             NotificationCenter.default.addObserver(forName: .cairnObjectContextWillSave, object: context, queue: nil) { note in
                 will.withLock { $0 = note.userInfo ?? [:] }
@@ -108,7 +109,7 @@ import Testing
                 let people = try context.fetch(FetchRequest(entityName: "Person"))
                 #expect(people.map(\.objectID) == ids)
                 for id in [a, b, c, d] { try context.existingObject(with: id)["age"] = .int(-1) }
-                let will = Guarded<[ObjectID]>([])
+                let will = ConditionLock<[ObjectID]>([])
                 let observer = NotificationCenter.default.addObserver(
                     forName: .cairnObjectContextWillSave, object: context, queue: nil
                 ) { note in will.withLock { $0 = ContextWillSaveNotification(note)?.updatedObjectIDs ?? [] } }

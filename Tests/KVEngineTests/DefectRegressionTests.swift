@@ -1,6 +1,7 @@
 import Testing
 import CairnTestSupport
 @testable import KVEngine
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
