@@ -21,7 +21,7 @@ let package = Package(
         ),
         // The package's lock and queue hand-off types, shared by every layer.
         .target(name: "Locking"),
-        // The storage engine: imports only CLMDB.
+        // The storage engine: imports only CLMDB and Locking.
         .target(name: "KVEngine", dependencies: ["CLMDB", "Locking"]),
         // Pure conflict logic: imports nothing of ours.
         .target(name: "Policies"),
@@ -32,7 +32,7 @@ let package = Package(
         // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
         // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
         .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),
-        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat"]),
+        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat", "Locking"]),
         // The benchmark lives outside the library targets; SQLite is a bench-only peer.
         .systemLibrary(
             name: "CSQLite",
@@ -48,7 +48,7 @@ let package = Package(
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "Locking", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
-        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport"]),
+        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
         .testTarget(
             name: "CairnToolTests",
             dependencies: ["KVEngine", "CairnTestSupport"],
@@ -58,7 +58,7 @@ let package = Package(
         // isolation history, resource limits); `make torture` runs them at full size.
         .testTarget(
             name: "ReliabilityTests",
-            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport"]
+            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport", "Locking"]
         ),
     ],
     swiftLanguageModes: [.v6]

@@ -2,19 +2,22 @@
 import Glibc
 #endif
 
-/// A mutex with a condition variable guarding one value.
+/// A mutex with a condition variable guarding one value: the package's one lock type.
 ///
-/// `@unchecked Sendable`: `value` is only reached inside `withLock`/`wait`, under `mutex`.
+/// A pthread mutex, not `Synchronization.Mutex`: ThreadSanitizer on this toolchain does not
+/// see a Mutex's futex as synchronisation.
+///
+/// `@unchecked Sendable`: `storage` is only reached inside `withLock`/`wait`, under `mutex`.
 package final class ConditionLock<Value>: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     /// Unchecked exclusivity: every access is under `mutex`, which already makes it
     /// exclusive (a nested `withLock` would deadlock on the mutex before any check could
     /// fire), and the runtime's check cost about 100 instructions per lock taken.
-    @exclusivity(unchecked) private var value: Value
+    @exclusivity(unchecked) private var storage: Value
 
     package init(_ value: Value) {
-        self.value = value
+        storage = value
         mutex = .allocate(capacity: 1)
         condition = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
@@ -37,7 +40,7 @@ package final class ConditionLock<Value>: @unchecked Sendable {
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        return try body(&storage)
     }
 
     /// Under the lock, waits until `ready` holds or `timeout` seconds pass, then runs `body`.
@@ -56,15 +59,18 @@ package final class ConditionLock<Value>: @unchecked Sendable {
             deadline.tv_sec += nanoseconds / 1_000_000_000
             deadline.tv_nsec = nanoseconds % 1_000_000_000
         }
-        while !ready(value) {
+        while !ready(storage) {
             if timeout == nil {
                 pthread_cond_wait(condition, mutex)
             } else if pthread_cond_timedwait(condition, mutex, &deadline) == ETIMEDOUT {
                 break
             }
         }
-        return try body(&value, ready(value))
+        return try body(&storage, ready(storage))
     }
+
+    /// A copy of the value, read under the lock.
+    package var value: Value { withLock { $0 } }
 
     /// Wakes every waiter; call after changing what they wait for.
     package func broadcast() {

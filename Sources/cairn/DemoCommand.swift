@@ -1,5 +1,6 @@
 import Foundation
 import KVEngine
+import Locking
 import Policies
 import ScenarioFormat
 
@@ -70,10 +71,13 @@ enum DemoCommand {
             writer overwrites the key "\(watchedKey)"; the others write keys of their own.
 
             """)
-        let progress = Locked(Progress())
+        let progress = ConditionLock(Progress())
         let started = ContinuousClock.now
         let writers = ThreadGroup(count: writerCount) { [store] writer in
-            defer { progress.withLock { $0.finishedWriters += 1 } }
+            defer {
+                progress.withLock { $0.finishedWriters += 1 }
+                progress.broadcast()
+            }
             for index in 0..<commitsPerWriter {
                 var batch = WriteBatch()
                 if index % watchedEvery == 0 {
@@ -87,6 +91,7 @@ enum DemoCommand {
                         state.commits += 1
                         state.latestVersion = max(state.latestVersion, info.version)
                     }
+                    progress.broadcast()
                 } catch {
                     progress.withLock { if $0.failure == nil { $0.failure = error } }
                     return
@@ -96,7 +101,7 @@ enum DemoCommand {
 
         // 2. A snapshot taken mid-way keeps reading at its version.
         func waitForCommits(_ count: Int) -> Progress {
-            progress.wait(until: { $0.commits >= count || $0.finishedWriters == writerCount }) { $0 }
+            progress.wait(until: { $0.commits >= count || $0.finishedWriters == writerCount }) { state, _ in state }
         }
         let early = waitForCommits(total / 5)
         let snapshot = try store.snapshot()

@@ -1,4 +1,5 @@
 import KVEngine
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,10 +42,10 @@ enum IngestCommand {
         defer { store.close() }
 
         let queue = WorkQueue<Line>(capacity: writers * 64)
-        let firstFailure = Locked<KVError?>(nil)
+        let firstFailure = ConditionLock<KVError?>(nil)
         // One `ok` line per write(2), never interleaved with another writer's.
         // An Int, not (): ThreadSanitizer misreports inout access to a zero-sized value.
-        let outputLock = Locked(0)
+        let outputLock = ConditionLock(0)
         let threads = ThreadGroup(count: writers) { _ in
             while let line = queue.pop() {
                 var batch = WriteBatch()

@@ -1,39 +1,6 @@
 import Dispatch
 import Foundation
-
-/// A value guarded by a mutex, with a condition variable to wait for changes to it.
-///
-/// `@unchecked Sendable`: `value` is only reached inside `withLock` and `wait`, under
-/// `condition`'s lock.
-final class Locked<Value>: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var value: Value
-
-    init(_ value: Value) {
-        self.value = value
-    }
-
-    /// Runs `body` with the value under the lock, then wakes every waiter.
-    func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        condition.lock()
-        defer {
-            condition.broadcast()
-            condition.unlock()
-        }
-        return try body(&value)
-    }
-
-    /// Waits under the lock until `ready` holds, then runs `body` (and wakes every waiter).
-    func wait<Result>(until ready: (Value) -> Bool, then body: (inout Value) throws -> Result) rethrows -> Result {
-        condition.lock()
-        defer {
-            condition.broadcast()
-            condition.unlock()
-        }
-        while !ready(value) { condition.wait() }
-        return try body(&value)
-    }
-}
+import Locking
 
 /// Threads started together and joined together.
 ///
@@ -72,7 +39,9 @@ final class WorkQueue<Item: Sendable>: Sendable {
         var count: Int { items.count - head }
     }
 
-    private let state = Locked(State())
+    /// Every change to `state` is followed by a broadcast: producers wait for room, consumers
+    /// for items.
+    private let state = ConditionLock(State())
     private let capacity: Int
 
     init(capacity: Int) {
@@ -81,7 +50,8 @@ final class WorkQueue<Item: Sendable>: Sendable {
 
     /// Adds `item`, waiting while the queue is full. Returns false when cancelled.
     func push(_ item: Item) -> Bool {
-        state.wait(until: { $0.count < capacity || $0.cancelled }) { state in
+        defer { state.broadcast() }
+        return state.wait(until: { $0.count < capacity || $0.cancelled }) { state, _ in
             if state.cancelled { return false }
             if state.head > capacity {
                 state.items.removeFirst(state.head)
@@ -95,7 +65,8 @@ final class WorkQueue<Item: Sendable>: Sendable {
     /// The oldest item, waiting while the queue is empty; nil once it is finished and
     /// drained, or cancelled.
     func pop() -> Item? {
-        state.wait(until: { $0.count > 0 || $0.finished || $0.cancelled }) { state in
+        defer { state.broadcast() }
+        return state.wait(until: { $0.count > 0 || $0.finished || $0.cancelled }) { state, _ in
             if state.cancelled || state.count == 0 { return nil }
             state.head += 1
             return state.items[state.head - 1]
@@ -105,11 +76,13 @@ final class WorkQueue<Item: Sendable>: Sendable {
     /// No more items will be pushed; consumers drain what is left.
     func finish() {
         state.withLock { $0.finished = true }
+        state.broadcast()
     }
 
     /// Drops what is queued; producers and consumers stop.
     func cancel() {
         state.withLock { $0.cancelled = true }
+        state.broadcast()
     }
 
     /// Whether `cancel` was called.

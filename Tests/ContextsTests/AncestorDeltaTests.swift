@@ -1,8 +1,8 @@
 import CairnTestSupport
+import Contexts
 import Foundation
 import Policies
 import Testing
-import Contexts
 
 /// An object changed in one attribute keeps the replaced value inline instead of copying its
 /// values (`StoredObject.ancestorDelta`). Whatever it does inside, what it reports must be

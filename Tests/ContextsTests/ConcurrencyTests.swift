@@ -2,6 +2,7 @@ import CairnTestSupport
 import Contexts
 import Dispatch
 import Foundation
+import Locking
 import Policies
 import Testing
 
@@ -11,7 +12,7 @@ struct ConcurrencyTests {
     func performIsFIFO() async throws {
         try await withTestStore { store in
             let context = store.context("fifo")
-            let order = Guarded<[Int]>([])
+            let order = ConditionLock<[Int]>([])
             enqueue(200, on: context, into: order)
             // An async perform queues behind them.
             let count = try await context.perform { order.value.count }
@@ -22,7 +23,7 @@ struct ConcurrencyTests {
 
     /// Fire-and-forget `perform` from synchronous code. (In async code the async `perform`
     /// overload wins, as with Core Data's; see Docs/Contexts.md.)
-    func enqueue(_ count: Int, on context: ObjectContext, into order: Guarded<[Int]>) {
+    func enqueue(_ count: Int, on context: ObjectContext, into order: ConditionLock<[Int]>) {
         for index in 0..<count {
             context.perform {
                 precondition(context.isOnQueue)

@@ -1,7 +1,7 @@
 import CairnTestSupport
+import Contexts
 import Foundation
 import Testing
-import Contexts
 
 /// The object layer's measured tricks each rely on an invariant, stated in one comment where
 /// the trick lives; these pin the ones other suites do not (those comments name the tests).

@@ -3,6 +3,7 @@ import Contexts
 import Dispatch
 import Foundation
 import KVEngine
+import Locking
 import Policies
 import Testing
 
@@ -25,7 +26,7 @@ struct MergeNotificationTests {
             }
 
             // Observe background's did-save the Core Data way: hand the Sendable value to the main queue.
-            let merged = Guarded<Int>(0)
+            let merged = ConditionLock<Int>(0)
             let observer = NotificationCenter.default.addObserver(
                 forName: .cairnObjectContextDidSave, object: background, queue: nil
             ) { note in
@@ -85,9 +86,9 @@ struct MergeNotificationTests {
             let annID = try store.seed("Person", person("Ann", 30))
             let root = store.context("root")
             let child = root.newChildContext(name: "child")
-            let names = Guarded<[String]>([])
-            let payloads = Guarded<[String: [String: Set<ObjectID>]]>([:])
-            let versions = Guarded<[UInt64]>([])
+            let names = ConditionLock<[String]>([])
+            let payloads = ConditionLock<[String: [String: Set<ObjectID>]]>([:])
+            let versions = ConditionLock<[UInt64]>([])
             var observers: [any NSObjectProtocol] = []
             for name in [Notification.Name.cairnObjectContextWillSave, .cairnObjectContextDidSave, .cairnObjectContextObjectsDidChange] {
                 observers.append(NotificationCenter.default.addObserver(forName: name, object: nil, queue: nil) { note in
@@ -242,7 +243,7 @@ struct MergeNotificationTests {
             let writer = store.context("writer")
             let reader = store.context("reader")
             try reader.performAndWait { _ = try reader.existingObject(with: annID) }
-            let captured = Guarded<ContextDidSaveNotification?>(nil)
+            let captured = ConditionLock<ContextDidSaveNotification?>(nil)
             let observer = NotificationCenter.default.addObserver(forName: .cairnObjectContextDidSave, object: writer, queue: nil) { note in
                 // The Foundation notification is merged on the posting queue here, into a context
                 // whose queue we borrow with performAndWait.

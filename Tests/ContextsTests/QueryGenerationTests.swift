@@ -3,6 +3,7 @@ import Contexts
 import Dispatch
 import Foundation
 import KVEngine
+import Locking
 import Policies
 import Testing
 
@@ -167,10 +168,10 @@ struct QueryGenerationTests {
             try reader.setQueryGenerationFrom(.current)
             return try #require(reader.queryGenerationToken?.version)
         }
-        let stop = Guarded<Bool>(false)
-        let writes = Guarded<Int>(0)
-        let checkpoints = Guarded<Int>(0)
-        let failures = Guarded<[String]>([])
+        let stop = ConditionLock<Bool>(false)
+        let writes = ConditionLock<Int>(0)
+        let checkpoints = ConditionLock<Int>(0)
+        let failures = ConditionLock<[String]>([])
         // The writers block their threads (performAndWait), so they get threads of their own:
         // neither the cooperative pool's nor the global queue's (on Linux both share libdispatch's
         // few root-queue threads, and busy loops there would starve this task's sleeps).

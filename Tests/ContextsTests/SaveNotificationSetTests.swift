@@ -1,7 +1,8 @@
 import CairnTestSupport
-import Foundation
-import Testing
 import Contexts
+import Foundation
+import Locking
+import Testing
 
 /// The ID sets of a did-save, which a large save hashes on another thread while it goes on
 /// (`IDSetBuild`), and the will-save, which carries its typed value only (Core Data's
@@ -26,7 +27,7 @@ import Contexts
     private func observe(_ context: ObjectContext, during body: () throws -> Void) rethrows
         -> (will: [AnyHashable: Any], did: [AnyHashable: Any])
     {
-        let will = Guarded<[AnyHashable: Any]?>(nil), did = Guarded<[AnyHashable: Any]?>(nil)
+        let will = ConditionLock<[AnyHashable: Any]?>(nil), did = ConditionLock<[AnyHashable: Any]?>(nil)
         let observers = [
             NotificationCenter.default.addObserver(forName: .cairnObjectContextWillSave, object: context, queue: nil) { note in
                 will.withLock { $0 = note.userInfo ?? [:] }
@@ -108,7 +109,7 @@ import Contexts
                 let people = try context.fetch(FetchRequest(entityName: "Person"))
                 #expect(people.map(\.objectID) == ids)
                 for id in [a, b, c, d] { try context.existingObject(with: id)["age"] = .int(-1) }
-                let will = Guarded<[ObjectID]>([])
+                let will = ConditionLock<[ObjectID]>([])
                 let observer = NotificationCenter.default.addObserver(
                     forName: .cairnObjectContextWillSave, object: context, queue: nil
                 ) { note in will.withLock { $0 = ContextWillSaveNotification(note)?.updatedObjectIDs ?? [] } }

@@ -4,6 +4,7 @@ import Dispatch
 import Foundation
 import KVEngine
 import KeyValueQueue
+import Locking
 import Testing
 
 /// StoreQueue: the FMDB-style serial queue for plain key-value work.
@@ -175,10 +176,10 @@ struct StoreQueueTests {
         let perWorker = 60
         try await withTestStore { store in
             let queue = StoreQueue(store: store.objects.store, label: "counter", durability: .normal)
-            let stop = Guarded<Bool>(false)
-            let torn = Guarded<Int>(0)
-            let observations = Guarded<Int>(0)
-            let failures = Guarded<[String]>([])
+            let stop = ConditionLock<Bool>(false)
+            let torn = ConditionLock<Int>(0)
+            let observations = ConditionLock<Int>(0)
+            let failures = ConditionLock<[String]>([])
             /// One transaction: read the counter, bump it and its mirror, and log who did it.
             @Sendable func increment(by worker: String) -> @Sendable (KeyValueDatabase, inout Bool) throws -> Void {
                 { db, _ in

@@ -1,6 +1,7 @@
-import Testing
 import CairnTestSupport
+import Testing
 @testable import KVEngine
+import Locking
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -260,7 +261,7 @@ import Glibc
 
         // Many signals racing the switch from yielding to sleeping: every waiter returns.
         let waiters = (0..<200).map { _ in CommitWaiter(batch: WriteBatch(), durability: .full) }
-        let returned = Guarded(0)
+        let returned = ConditionLock(0)
         let done = DispatchGroup()
         for (index, waiter) in waiters.enumerated() {
             done.enter()

@@ -1,7 +1,8 @@
+import CairnTestSupport
 import Locking
 import Testing
-import CairnTestSupport
 @testable import KVEngine
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
-import Testing
 import CairnTestSupport
+import Testing
 @testable import KVEngine
+import Locking
 
 /// A scan skips the overlay for a table of which the overlay holds no key
 /// (`OverlayState.keysPerTable`). These check that the count always equals the keys the
@@ -70,7 +71,7 @@ import CairnTestSupport
     @Test func theCountStaysExactUnderConcurrentWritersAndTheApplier() throws {
         try withStore(busyOptions()) { store, _ in
             let tables = ["t0", "t1", "t2"]
-            let pinned = Guarded<Snapshot?>(nil)
+            let pinned = ConditionLock<Snapshot?>(nil)
             DispatchApply.run(4) { thread in
                 for round in 0..<150 {
                     var batch = WriteBatch()

@@ -1,5 +1,5 @@
-import Testing
 import CairnTestSupport
+import Testing
 @testable import KVEngine
 
 /// A key rewritten before it is applied keeps its replaced version in the overlay only while

@@ -1,5 +1,5 @@
-import Testing
 import CairnTestSupport
+import Testing
 @testable import KVEngine
 
 /// LMDB has no page checksums; Cairn's record checksum turns a flipped byte in the data

@@ -1,5 +1,5 @@
-import Testing
 import CairnTestSupport
+import Testing
 @testable import KVEngine
 #if canImport(Glibc)
 import Glibc

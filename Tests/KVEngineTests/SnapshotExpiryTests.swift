@@ -1,6 +1,7 @@
-import Testing
 import CairnTestSupport
+import Testing
 @testable import KVEngine
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -96,7 +97,7 @@ import Glibc
             try store.flush()
             let snapshot = try store.snapshot()
             defer { snapshot.close() }
-            let seen = Guarded<[String]>([])
+            let seen = ConditionLock<[String]>([])
             let writer = startThread {
                 for index in 0..<50 { try! store.put("k\(index)", "new") }
                 try! store.flush()

@@ -1,6 +1,7 @@
 import CairnTestSupport
 import Foundation
 import KVEngine
+import Locking
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -77,8 +78,8 @@ import Glibc
         let store = try Store(directory: directory.path, options: options)
         defer { store.close() }
         let keys = (0..<10).map { "key\($0)" }
-        let history = Guarded<[Transaction]>([])
-        let failures = Guarded<[String]>([])
+        let history = ConditionLock<[Transaction]>([])
+        let failures = ConditionLock<[String]>([])
         runThreads(threads) { thread in
             var random = SeededRandom(seed: seed &+ UInt64(thread) &* 0x9E37_79B9_7F4A_7C15)
             var mine: [Transaction] = []

@@ -1,5 +1,5 @@
-import Locking
 import Dispatch
+import Locking
 import Policies
 
 /// Opens a Cairn store with a schema and hands out object contexts: Cairn's

@@ -1,6 +1,7 @@
 import CairnTestSupport
 import Foundation
 import KVEngine
+import Locking
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -185,8 +186,8 @@ import Glibc
         options.mapFullTimeout = 30
         let store = try Store(directory: directory.path, options: options)
         defer { store.close() }
-        let writersDone = Guarded(false)
-        let problems = Guarded<[String]>([])
+        let writersDone = ConditionLock(false)
+        let problems = ConditionLock<[String]>([])
         let value = [UInt8](repeating: 0x6D, count: 1500)
         runThreads(4) { thread in
             if thread == 0 {

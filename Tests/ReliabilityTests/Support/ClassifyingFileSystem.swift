@@ -1,5 +1,6 @@
 import CairnTestSupport
 import KVEngine
+import Locking
 
 /// The part of the engine a mutating log I/O call belongs to, for crash-point accounting.
 enum IOPhase: String, CaseIterable, Sendable {
@@ -27,7 +28,7 @@ enum WorkloadPhase: Sendable {
 /// (`IOPhase`), records the sequence (a clean run's crash-point map) and remembers which
 /// call froze the disk.
 ///
-/// `@unchecked Sendable`: the mutable state is `Guarded`.
+/// `@unchecked Sendable`: the mutable state is behind a `ConditionLock`.
 final class ClassifyingFileSystem: FileSystem, @unchecked Sendable {
     let base: FaultFileSystem
     private struct State {
@@ -37,7 +38,7 @@ final class ClassifyingFileSystem: FileSystem, @unchecked Sendable {
         var last: IOPhase? = nil
         var lastWasRemove = false
     }
-    private let state = Guarded(State())
+    private let state = ConditionLock(State())
 
     init(_ base: FaultFileSystem) { self.base = base }
 
@@ -100,7 +101,7 @@ final class ClassifyingLogFile: LogFile, @unchecked Sendable {
     let fileSystem: ClassifyingFileSystem
     /// Whether the last mutation was part of a rotation (a header, a seal, a size change):
     /// then the next sync is too.
-    private let rotating = Guarded(false)
+    private let rotating = ConditionLock(false)
 
     init(file: any LogFile, fileSystem: ClassifyingFileSystem) {
         self.file = file
