@@ -1,6 +1,6 @@
 import Testing
 import CairnTestSupport
-@testable import KVEngine
+import KVEngine
 import Locking
 
 /// A scan skips the overlay for a table of which the overlay holds no key

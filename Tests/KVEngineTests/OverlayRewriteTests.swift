@@ -1,6 +1,6 @@
 import Testing
 import CairnTestSupport
-@testable import KVEngine
+import KVEngine
 
 /// A key rewritten before it is applied keeps its replaced version in the overlay only while
 /// a snapshot open at the time may read it (`OverlayVersions.push`).

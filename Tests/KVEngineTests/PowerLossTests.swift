@@ -1,6 +1,6 @@
 import Testing
 import CairnTestSupport
-@testable import KVEngine
+import KVEngine
 import Locking
 #if canImport(Glibc)
 import Glibc

@@ -1,6 +1,6 @@
 import Testing
 import CairnTestSupport
-@testable import KVEngine
+import KVEngine
 #if canImport(Glibc)
 import Glibc
 #endif
