@@ -4,9 +4,11 @@ import PackageDescription
 // Cairn's fuzz targets: a package of its own, so that normal builds never see them.
 // Build and run with `make fuzz` (libFuzzer under AddressSanitizer); see Docs/Testing.md.
 //
-// The two decoder targets reach `package` symbols of the engine through `@testable import`,
-// which works because debug builds compile every module with -enable-testing; the segment
-// and scenario-file targets use the public API only.
+// The two decoder targets reach `package` symbols of the engine and of Contexts through
+// `@testable import`, which works because debug builds compile every module with
+// -enable-testing. Plain `import` cannot reach them: this is a package of its own, and
+// `package` access ends at Cairn's package boundary (the engine's tests, inside it, use plain
+// imports). The segment and scenario-file targets use the public API only.
 let package = Package(
     name: "CairnFuzz",
     dependencies: [

@@ -15,7 +15,7 @@ import Glibc
 /// `@unchecked Sendable`: `result` is written by the leader before it signals, and read by
 /// the owner after it saw the signal; the exchange on `state` (release by the leader,
 /// acquire by the owner) orders the two, and `wake`'s lock does for a sleeping owner.
-final class CommitWaiter: @unchecked Sendable {
+package final class CommitWaiter: @unchecked Sendable {
     let batch: WriteBatch
     let durability: Durability
     var result: Result<CommitInfo, KVError>?
@@ -29,13 +29,13 @@ final class CommitWaiter: @unchecked Sendable {
 
     private static let waiting = 0, asleep = 1, signalled = 2
 
-    init(batch: WriteBatch, durability: Durability) {
+    package init(batch: WriteBatch, durability: Durability) {
         self.batch = batch
         self.durability = durability
     }
 
     /// Wakes the owner; a system call only when it already sleeps.
-    func signal() {
+    package func signal() {
         if state.exchange(CommitWaiter.signalled, ordering: .acquiringAndReleasing) == CommitWaiter.asleep,
            let wake {
             wake.withLock { $0 = true }
@@ -46,7 +46,7 @@ final class CommitWaiter: @unchecked Sendable {
     /// Returns once signalled: yielding for at most `spin` seconds, then asleep. Returns
     /// whether it slept.
     @discardableResult
-    func waitForSignal(spinningFor spin: Double) -> Bool {
+    package func waitForSignal(spinningFor spin: Double) -> Bool {
         let start = monotonicSeconds()
         while spin > 0 {
             if state.load(ordering: .acquiring) == CommitWaiter.signalled { return false }

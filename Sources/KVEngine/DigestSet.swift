@@ -7,7 +7,7 @@
 /// cannot be built without the seed. `Set` hashed each digest again and went through its
 /// generic insertion: about 100 instructions a key, a tenth of the commit path's check of a
 /// large batch.
-struct DigestSet: ~Copyable {
+package struct DigestSet: ~Copyable {
     private let slots: UnsafeMutableBufferPointer<UInt64>
     private let mask: Int
     /// Whether the digest 0 was inserted (0 marks an empty slot).
@@ -15,7 +15,7 @@ struct DigestSet: ~Copyable {
 
     /// Room for `count` digests, at most three quarters full. With a `count` of 0 it holds
     /// nothing and allocates nothing (a batch of one key has nothing to compare).
-    init(capacity count: Int) {
+    package init(capacity count: Int) {
         guard count > 0 else {
             slots = UnsafeMutableBufferPointer(start: nil, count: 0)
             mask = 0
@@ -31,7 +31,7 @@ struct DigestSet: ~Copyable {
     deinit { slots.deallocate() }
 
     /// Adds `digest`; false when it was there already. At most `capacity` digests.
-    mutating func insert(_ digest: UInt64) -> Bool {
+    package mutating func insert(_ digest: UInt64) -> Bool {
         precondition(!slots.isEmpty, "DigestSet made with no room")
         if digest == 0 {
             defer { hasZero = true }

@@ -136,7 +136,7 @@ public struct FailedCondition: Sendable, Hashable, CustomStringConvertible {
 }
 
 extension String {
-    func leftPadded(to width: Int) -> String {
+    package func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self
     }
 }

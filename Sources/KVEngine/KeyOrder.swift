@@ -5,7 +5,7 @@ import Glibc
 
 /// Sorting the operations of a large apply by (table, key), cheaply: the first 16 key
 /// bytes are compared as two big-endian integers, `memcmp` only breaks their ties.
-enum KeyOrder {
+package enum KeyOrder {
     struct Item {
         var table: Int32
         var high: UInt64
@@ -54,7 +54,7 @@ enum KeyOrder {
     /// with swaps (moves of memory, no reference counting), not copied into a new array:
     /// copying retained every key and value and destroying the old array released them all,
     /// per key of the scan.
-    static func sortedByKey<Value>(_ pairs: consuming [KeyedEntry<Value>]) -> [KeyedEntry<Value>] {
+    package static func sortedByKey<Value>(_ pairs: consuming [KeyedEntry<Value>]) -> [KeyedEntry<Value>] {
         guard pairs.count > 1 else { return pairs }
         var order: [Prefixed] = []
         order.reserveCapacity(pairs.count)
@@ -104,10 +104,16 @@ enum KeyOrder {
     }
 
     /// A key's 16-byte prefix as two big-endian integers, and where the key is.
-    struct Prefixed {
+    package struct Prefixed {
         var high: UInt64
-        var low: UInt64
-        var index: Int
+        package var low: UInt64
+        package var index: Int
+
+        package init(high: UInt64, low: UInt64, index: Int) {
+            self.high = high
+            self.low = low
+            self.index = index
+        }
     }
 
     /// From how many keys `sortedByKey` radix-sorts (below it, building the counts of a
@@ -116,7 +122,7 @@ enum KeyOrder {
 
     /// Sorts `items` by (high, low), stably: a least-significant-digit radix sort of one byte
     /// per pass, skipping the bytes every item has alike.
-    static func radixSort(_ items: inout [Prefixed]) {
+    package static func radixSort(_ items: inout [Prefixed]) {
         guard let first = items.first else { return }
         var differLow: UInt64 = 0
         var differHigh: UInt64 = 0
@@ -171,7 +177,12 @@ enum KeyOrder {
 /// A key and what goes with it (an overlay entry, in a scan), as `KeyOrder.sortedByKey` orders
 /// them. A struct, not a tuple: an array of tuples is destroyed by the runtime's generic tuple
 /// code, element by element and field by field, several times slower than a struct's own.
-struct KeyedEntry<Value> {
-    var key: [UInt8]
-    var entry: Value
+package struct KeyedEntry<Value> {
+    package var key: [UInt8]
+    package var entry: Value
+
+    package init(key: [UInt8], entry: Value) {
+        self.key = key
+        self.entry = entry
+    }
 }

@@ -21,7 +21,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
     package let path: String
 
     /// Opens (creating if needed) the environment in `directory`, files mode 0600.
-    init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int) throws(KVError) {
+    package init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int) throws(KVError) {
         var environment: OpaquePointer?
         try check(mdb_env_create(&environment), "mdb_env_create")
         handle = environment!
@@ -39,7 +39,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
         }
     }
 
-    func close() { mdb_env_close(handle) }
+    package func close() { mdb_env_close(handle) }
 
     /// Clears reader slots left by dead processes; returns how many.
     func clearStaleReaders() throws(KVError) -> Int {
@@ -50,7 +50,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
 
     var maxKeySize: Int { Int(mdb_env_get_maxkeysize(handle)) }
 
-    var info: (mapSize: Int, lastPage: Int, readers: Int) {
+    package var info: (mapSize: Int, lastPage: Int, readers: Int) {
         var info = MDB_envinfo()
         mdb_env_info(handle, &info)
         return (info.me_mapsize, info.me_last_pgno, Int(info.me_numreaders))
@@ -80,7 +80,7 @@ package final class LMDBEnvironment: @unchecked Sendable {
         try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")
     }
 
-    func beginTransaction(readOnly: Bool) throws(KVError) -> LMDBTransaction {
+    package func beginTransaction(readOnly: Bool) throws(KVError) -> LMDBTransaction {
         var transaction: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &transaction),
                   readOnly ? "mdb_txn_begin(read)" : "mdb_txn_begin(write)")
@@ -89,18 +89,18 @@ package final class LMDBEnvironment: @unchecked Sendable {
 }
 
 /// An LMDB transaction handle. Used by one thread at a time, under its owner's lock.
-struct LMDBTransaction: @unchecked Sendable {
-    let handle: OpaquePointer
+package struct LMDBTransaction: @unchecked Sendable {
+    package let handle: OpaquePointer
 
     func commit() throws(KVError) { try check(mdb_txn_commit(handle), "mdb_txn_commit") }
-    func abort() { mdb_txn_abort(handle) }
+    package func abort() { mdb_txn_abort(handle) }
     /// Ends a read transaction but keeps its handle and its reader slot, for `renew`.
     func reset() { mdb_txn_reset(handle) }
     /// Starts a reset read transaction again, in the slot it kept.
     func renew() throws(KVError) { try check(mdb_txn_renew(handle), "mdb_txn_renew") }
 
     /// Opens a named table; nil when it does not exist and `create` is false.
-    func openTable(_ name: String, create: Bool) throws(KVError) -> MDB_dbi? {
+    package func openTable(_ name: String, create: Bool) throws(KVError) -> MDB_dbi? {
         var dbi: MDB_dbi = 0
         let code = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
         if code == MDB_NOTFOUND { return nil }
@@ -109,7 +109,7 @@ struct LMDBTransaction: @unchecked Sendable {
     }
 
     /// The names of every named table (the keys of LMDB's main database).
-    func tableNames() throws(KVError) -> [String] {
+    package func tableNames() throws(KVError) -> [String] {
         var cursor: OpaquePointer?
         try check(mdb_cursor_open(handle, 1, &cursor), "mdb_cursor_open(main)")
         defer { mdb_cursor_close(cursor) }

@@ -86,6 +86,14 @@ package enum LMDBVerifier {
         package var leafPages = 0
         package var overflowPages = 0
         package var entries = 0
+
+        package init(depth: Int = 0, branchPages: Int = 0, leafPages: Int = 0, overflowPages: Int = 0, entries: Int = 0) {
+            self.depth = depth
+            self.branchPages = branchPages
+            self.leafPages = leafPages
+            self.overflowPages = overflowPages
+            self.entries = entries
+        }
     }
 
     /// Verifies the LMDB data file at `path`.

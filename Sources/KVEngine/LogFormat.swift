@@ -53,10 +53,10 @@ import CLMDB
 package enum LogFormat {
     static let segmentMagic: [UInt8] = Array("CAIRNWAL".utf8)
     static let formatVersion: UInt32 = 2
-    static let segmentHeaderSize = 32
-    static let recordHeaderSize = 24
+    package static let segmentHeaderSize = 32
+    package static let recordHeaderSize = 24
     /// A seal is a bare record header.
-    static let sealSize = recordHeaderSize
+    package static let sealSize = recordHeaderSize
     /// Capacities are whole KiB; the header stores KiB.
     static let capacityUnit = 1024
     /// The largest capacity the header can state.
@@ -68,7 +68,7 @@ package enum LogFormat {
     static let putOverTombstoneKind: UInt8 = 3
     static let segmentSuffix = ".log"
 
-    static func segmentName(firstVersion: UInt64) -> String {
+    package static func segmentName(firstVersion: UInt64) -> String {
         String(firstVersion).leftPadded(to: 20) + segmentSuffix
     }
 

@@ -15,11 +15,17 @@ import Glibc
 // transaction that applied through F has committed.
 
 /// One version of one key in the overlay.
-struct OverlayEntry {
-    let commitVersion: UInt64
+package struct OverlayEntry {
+    package let commitVersion: UInt64
     let recordVersion: UInt64
     /// nil: deleted at this version.
-    let value: [UInt8]?
+    package let value: [UInt8]?
+
+    package init(commitVersion: UInt64, recordVersion: UInt64, value: [UInt8]?) {
+        self.commitVersion = commitVersion
+        self.recordVersion = recordVersion
+        self.value = value
+    }
 
     var byteCount: Int { 48 + (value?.count ?? 0) }
 
@@ -31,7 +37,7 @@ struct OverlayEntry {
     }
 
     /// The record's state after this entry.
-    var state: RecordState { value == nil ? .deleted(recordVersion) : .live(recordVersion) }
+    package var state: RecordState { value == nil ? .deleted(recordVersion) : .live(recordVersion) }
 }
 
 /// A live snapshot, as the overlay and the stats see it.
@@ -44,14 +50,14 @@ struct LiveSnapshot {
 
 /// The overlay's versions of one key: the newest inline (most keys have just one, so
 /// they cost no array), older ones kept only while a snapshot may read them.
-struct OverlayVersions {
-    var newest: OverlayEntry
+package struct OverlayVersions {
+    package var newest: OverlayEntry
     /// Older entries, ascending by commit version.
-    var older: [OverlayEntry] = []
+    package var older: [OverlayEntry] = []
 
     var byteCount: Int { older.reduce(newest.byteCount) { $0 + $1.byteCount } }
 
-    init(newest: OverlayEntry, older: [OverlayEntry] = []) {
+    package init(newest: OverlayEntry, older: [OverlayEntry] = []) {
         self.newest = newest
         self.older = older
     }
@@ -86,30 +92,30 @@ struct OverlayVersions {
     /// entry would retain its value, touching its memory, for a check that needs the
     /// version only.
     @inline(__always)
-    func visibleState(floor: UInt64, version: UInt64) -> RecordState? {
+    package func visibleState(floor: UInt64, version: UInt64) -> RecordState? {
         visiblePosition(floor: floor, version: version).map { $0 == older.count ? newest.state : older[$0].state }
     }
 
     /// The newest entry at or below `version`, if it is above `floor`.
     @inline(__always)
-    func visible(floor: UInt64, version: UInt64) -> OverlayEntry? {
+    package func visible(floor: UInt64, version: UInt64) -> OverlayEntry? {
         visiblePosition(floor: floor, version: version).map { $0 == older.count ? newest : older[$0] }
     }
 }
 
 /// Everything the overlay lock guards.
-struct OverlayState {
+package struct OverlayState {
     /// Per table and key: the versions not yet pruned.
-    var entries = OverlayTable()
+    package var entries = OverlayTable()
     /// How many keys of each table `entries` holds (tables with none are absent). A scan of
     /// a table the overlay holds nothing of skips it, instead of walking every other table's
     /// keys: a context fetching one entity while another's large import is not yet applied.
-    var keysPerTable: [String: Int] = [:]
+    package var keysPerTable: [String: Int] = [:]
     /// Committed but not applied, in commit order, from `unappliedHead` on.
     var unapplied: [LoggedCommit] = []
     var unappliedHead = 0
     /// Bytes held by entries (the overlay's memory, bounded by `Options.overlayLimit`).
-    var bytes = 0
+    package var bytes = 0
     /// The most `bytes` has been since the store opened, and the most one publish added.
     var peakBytes = 0
     var largestPublishBytes = 0
@@ -140,7 +146,7 @@ struct OverlayState {
     var stopping = false
     var mapGrowthPending = false
     /// The applier's failure, if any: the store is poisoned by it.
-    var applyError: KVError?
+    package var applyError: KVError?
 
     var unappliedCount: Int { unapplied.count - unappliedHead }
 
@@ -345,7 +351,7 @@ struct OverlayState {
     }
 }
 
-func monotonicSeconds() -> Double {
+package func monotonicSeconds() -> Double {
     var now = timespec()
     clock_gettime(CLOCK_MONOTONIC, &now)
     return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9

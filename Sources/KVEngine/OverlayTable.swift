@@ -16,7 +16,7 @@
 /// A class, not a value: the overlay swaps a whole table out under its lock and frees it
 /// after (`OverlayState.didApply`), and a value type's copy-on-write check would cost a
 /// uniqueness test on every write. It is only used under the overlay's lock.
-final class OverlayTable {
+package final class OverlayTable {
     private struct Bucket {
         var key: TableKey
         var versions: OverlayVersions
@@ -27,12 +27,12 @@ final class OverlayTable {
     private var used: UnsafeMutablePointer<UInt8>
     private var mask: Int
     /// How many keys the table holds.
-    private(set) var count = 0
+    package private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
     /// An empty table with room for `capacity` keys before it grows.
-    init(capacity: Int = 0) {
+    package init(capacity: Int = 0) {
         let size = OverlayTable.size(for: capacity)
         buckets = .allocate(capacity: size)
         used = .allocate(capacity: size)
@@ -57,7 +57,7 @@ final class OverlayTable {
 
     /// Makes room for `capacity` keys in all, so that adding up to that many rehashes at most
     /// once, now.
-    func reserveCapacity(_ capacity: Int) {
+    package func reserveCapacity(_ capacity: Int) {
         if OverlayTable.size(for: capacity) > mask + 1 { resize(to: OverlayTable.size(for: capacity)) }
     }
 
@@ -79,7 +79,7 @@ final class OverlayTable {
     /// The index of the bucket holding `key`, or nil. Valid until the next insertion or
     /// removal.
     @inline(__always)
-    func bucket(of key: TableKey) -> Int? {
+    package func bucket(of key: TableKey) -> Int? {
         let (index, found) = probe(key)
         return found ? index : nil
     }
@@ -92,7 +92,7 @@ final class OverlayTable {
     }
 
     /// The versions of `key`, copied; nil when the table does not hold it.
-    subscript(key: TableKey) -> OverlayVersions? {
+    package subscript(key: TableKey) -> OverlayVersions? {
         bucket(of: key).map { buckets[$0].versions }
     }
 
@@ -105,7 +105,7 @@ final class OverlayTable {
     }
 
     /// The key in bucket `index`.
-    func key(at index: Int) -> TableKey {
+    package func key(at index: Int) -> TableKey {
         precondition(used[index] != 0, "OverlayTable: no key at bucket \(index)")
         return buckets[index].key
     }
@@ -113,7 +113,7 @@ final class OverlayTable {
     /// Calls `body` with `key`'s versions in place, adding `key` with `makeNew()` first when
     /// the table does not hold it; `body` learns which (`fresh`). One probe either way.
     @inline(__always)
-    func withVersions<R>(
+    package func withVersions<R>(
         inserting key: TableKey, _ makeNew: () -> OverlayVersions, _ body: (inout OverlayVersions, _ fresh: Bool) -> R
     ) -> R {
         if (count + 1) * 4 > (mask + 1) * 3 { resize(to: (mask + 1) * 2) }
@@ -127,7 +127,7 @@ final class OverlayTable {
 
     /// Removes the key in bucket `index`, and returns its versions.
     @discardableResult
-    func remove(at index: Int) -> OverlayVersions {
+    package func remove(at index: Int) -> OverlayVersions {
         precondition(used[index] != 0, "OverlayTable: no key at bucket \(index)")
         let removed = (buckets + index).move()
         used[index] = 0
@@ -151,7 +151,7 @@ final class OverlayTable {
     }
 
     /// Every key, in no particular order.
-    var keys: [TableKey] {
+    package var keys: [TableKey] {
         var keys: [TableKey] = []
         keys.reserveCapacity(count)
         for index in 0...mask where used[index] != 0 { keys.append(buckets[index].key) }
@@ -160,7 +160,7 @@ final class OverlayTable {
 
     /// Calls `body` with every key and its versions, in place, in no particular order. `body`
     /// must not change the table.
-    func forEach(_ body: (borrowing TableKey, borrowing OverlayVersions) throws -> Void) rethrows {
+    package func forEach(_ body: (borrowing TableKey, borrowing OverlayVersions) throws -> Void) rethrows {
         for index in 0...mask where used[index] != 0 {
             try body((buckets + index).pointee.key, (buckets + index).pointee.versions)
         }

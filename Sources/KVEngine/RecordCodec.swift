@@ -23,7 +23,7 @@ package enum RecordCodec {
     package static let tombstoneFlag: UInt64 = 1 << 63
 
     /// The size of the stored form of `valueCount` bytes.
-    static func storedSize(valueCount: Int) -> Int { headerSize + valueCount }
+    package static func storedSize(valueCount: Int) -> Int { headerSize + valueCount }
 
     /// Writes the stored form of (`version`, `value`) for `key` into `destination`.
     static func encode(key: [UInt8], version: UInt64, value: [UInt8], into destination: UnsafeMutableRawBufferPointer) {
@@ -40,7 +40,7 @@ package enum RecordCodec {
     }
 
     /// Writes a tombstone for `key`, deleted at record version `version`.
-    static func encodeTombstone(key: [UInt8], version: UInt64, into destination: UnsafeMutableRawBufferPointer) {
+    package static func encodeTombstone(key: [UInt8], version: UInt64, into destination: UnsafeMutableRawBufferPointer) {
         encode(key: key, version: version | tombstoneFlag, value: [], into: destination)
     }
 

@@ -75,7 +75,7 @@ struct LogSegment {
 }
 
 /// Scans the log directory in commit order.
-struct LogScanner {
+package struct LogScanner {
     let fileSystem: any FileSystem
     let directory: String
     let appliedVersion: UInt64
@@ -295,7 +295,7 @@ struct LogScanner {
     }
 
     /// Whether a good record after `offset` proves that version `expected` had been synced.
-    static func laterRecordVouches(_ bytes: UnsafeRawBufferPointer, after offset: Int, for expected: UInt64) -> Bool {
+    package static func laterRecordVouches(_ bytes: UnsafeRawBufferPointer, after offset: Int, for expected: UInt64) -> Bool {
         var candidate = offset + 1
         let lastStart = bytes.count - LogFormat.recordHeaderSize
         guard candidate <= lastStart else { return false }

@@ -23,7 +23,7 @@ public struct Record: Sendable, Hashable {
 }
 
 /// What the store holds for a key, as the commit path sees it.
-enum RecordState: Equatable {
+package enum RecordState: Equatable {
     /// The key never existed (or its tombstone is gone).
     case absent
     /// A record with this version.

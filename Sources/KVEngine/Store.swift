@@ -142,7 +142,7 @@ public final class Store: Sendable {
         public init() {}
     }
 
-    let core: StoreCore
+    package let core: StoreCore
 
     /// Opens (creating if needed) the store in `directory`, replaying its log.
     ///

@@ -11,7 +11,7 @@ import Glibc
 ///
 /// `@unchecked Sendable`: mutable state lives behind the locks named below; `applier`
 /// and `processLock` are touched only by `init` and by `close` under `closing`.
-final class StoreCore: @unchecked Sendable {
+package final class StoreCore: @unchecked Sendable {
     static let reservedPrefix = "__cairn"
     static let metaTable = "__cairn_meta"
     static let appliedKey: [UInt8] = Array("applied".utf8)
@@ -34,7 +34,7 @@ final class StoreCore: @unchecked Sendable {
     /// The log writer: appends (leader), syncs (applier), rotation and retirement.
     let log: ConditionLock<LogWriter>
     /// Unapplied commits, snapshots, versions, applier signals.
-    let overlay: ConditionLock<OverlayState>
+    package let overlay: ConditionLock<OverlayState>
     /// Whether `close` ran; guards the teardown below.
     private let closing = ConditionLock(false)
     private var applier: pthread_t?
@@ -351,7 +351,7 @@ final class StoreCore: @unchecked Sendable {
 }
 
 /// Starts a joinable POSIX thread running `body`.
-func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+package func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     final class Box { let body: @Sendable () -> Void; init(_ body: @escaping @Sendable () -> Void) { self.body = body } }
     let box = Unmanaged.passRetained(Box(body)).toOpaque()
     var thread = pthread_t()

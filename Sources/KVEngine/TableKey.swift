@@ -15,11 +15,11 @@ import Glibc
 /// process), so keys a client chooses cannot be made to collide without that seed. A cheaper
 /// multiply-xor mix was tried first and dropped: flipping a key word's top bit changes its
 /// mixed state by a constant, whatever the secret, so colliding keys could be built offline.
-struct TableKey: Hashable {
-    let table: String
-    let key: [UInt8]
+package struct TableKey: Hashable {
+    package let table: String
+    package let key: [UInt8]
     /// SipHash of `table` and `key`; equal keys have equal digests.
-    let digest: UInt64
+    package let digest: UInt64
     /// The key's first eight bytes (zero-padded) and its length, held inline: comparing keys
     /// of at most eight bytes (every object store key) touches no key array. Reaching into an
     /// array retains and releases it (two atomic operations), and the overlay compares keys
@@ -27,13 +27,13 @@ struct TableKey: Hashable {
     let head: UInt64
     let count: Int
 
-    init(table: String, key: [UInt8]) {
+    package init(table: String, key: [UInt8]) {
         self.init(table: table, key: key, seeded: TableKey.seededHasher(table))
     }
 
     /// `seeded`: `seededHasher(table)`, made once for a run of one table's keys.
     @inline(__always)
-    init(table: String, key: [UInt8], seeded: Hasher) {
+    package init(table: String, key: [UInt8], seeded: Hasher) {
         self.table = table
         self.key = key
         var hasher = seeded
@@ -46,7 +46,7 @@ struct TableKey: Hashable {
 
     /// A key whose digest was computed before (by this process: digests are seeded), or 0
     /// when none was (a logged operation decoded from the log), and it is computed here.
-    init(table: String, key: [UInt8], digest: UInt64) {
+    package init(table: String, key: [UInt8], digest: UInt64) {
         self = digest == 0 ? TableKey(table: table, key: key) : TableKey(table: table, key: key, knownDigest: digest)
     }
 
@@ -67,13 +67,13 @@ struct TableKey: Hashable {
     }
 
     /// A hasher that has taken `table` (delimited: a table's end is not a key's start).
-    static func seededHasher(_ table: String) -> Hasher {
+    package static func seededHasher(_ table: String) -> Hasher {
         var hasher = Hasher()
         hasher.combine(table)
         return hasher
     }
 
-    static func == (lhs: TableKey, rhs: TableKey) -> Bool {
+    package static func == (lhs: TableKey, rhs: TableKey) -> Bool {
         guard lhs.digest == rhs.digest, lhs.count == rhs.count, lhs.head == rhs.head, lhs.table == rhs.table
         else { return false }
         // Keys of at most eight bytes are equal when their heads are.
@@ -83,10 +83,10 @@ struct TableKey: Hashable {
         }
     }
 
-    func hash(into hasher: inout Hasher) { hasher.combine(digest) }
+    package func hash(into hasher: inout Hasher) { hasher.combine(digest) }
 
     /// What Dictionary and Set call: the digest mixed with the table's seed, no `Hasher`.
-    func _rawHashValue(seed: Int) -> Int {
+    package func _rawHashValue(seed: Int) -> Int {
         Int(truncatingIfNeeded: TableKey.mix(digest ^ UInt64(truncatingIfNeeded: seed)))
     }
 

@@ -1,8 +1,8 @@
 import CairnTestSupport
-import Testing
-@testable import KVEngine
-import Locking
 import Foundation
+import KVEngine
+import Locking
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif

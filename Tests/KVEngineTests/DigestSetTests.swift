@@ -1,5 +1,5 @@
 import Testing
-@testable import KVEngine
+import KVEngine
 
 /// `DigestSet` is how the commit path tells that a batch's keys are all different; a wrong
 /// answer either way would check a repeated key against the stored state instead of the

@@ -1,6 +1,6 @@
 import CairnTestSupport
 import Testing
-@testable import KVEngine
+import KVEngine
 
 /// `KeyOrder.sortedByKey` orders a scan's overlay keys as LMDB orders keys (bytewise, a
 /// prefix first). These compare it with a plain bytewise sort on the shapes of keys that

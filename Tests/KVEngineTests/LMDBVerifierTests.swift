@@ -1,7 +1,7 @@
 import CLMDB
 import CairnTestSupport
 import Testing
-@testable import KVEngine
+import KVEngine
 
 /// LMDB trusts every page of its data file: a damaged branch page or page header makes it
 /// abort on an assertion or read past the end of the map. The verifier reads the file

@@ -1,5 +1,5 @@
 import Testing
-@testable import KVEngine
+import KVEngine
 
 /// The on-disk formats are frozen: these tests pin their exact bytes.
 @Suite struct LogFormatTests {

@@ -1,7 +1,7 @@
 import CairnTestSupport
-import Testing
-@testable import KVEngine
+import KVEngine
 import Locking
+import Testing
 
 /// A scan skips the overlay for a table of which the overlay holds no key
 /// (`OverlayState.keysPerTable`). These check that the count always equals the keys the

@@ -1,6 +1,6 @@
 import CairnTestSupport
+import KVEngine
 import Testing
-@testable import KVEngine
 
 /// A key rewritten before it is applied keeps its replaced version in the overlay only while
 /// a snapshot open at the time may read it (`OverlayVersions.push`).

@@ -1,6 +1,6 @@
 import CairnTestSupport
 import Testing
-@testable import KVEngine
+import KVEngine
 
 /// `OverlayTable` holds every key the overlay has; a key it loses or finds wrongly is a lost or
 /// wrong read and a wrong commit check. These run it against `Dictionary` on the same

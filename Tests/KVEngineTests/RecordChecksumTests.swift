@@ -1,6 +1,6 @@
 import CairnTestSupport
+import KVEngine
 import Testing
-@testable import KVEngine
 
 /// LMDB has no page checksums; Cairn's record checksum turns a flipped byte in the data
 /// file into a typed error naming the table and key, never a silently wrong value.

@@ -1,6 +1,6 @@
 import CairnTestSupport
+import KVEngine
 import Testing
-@testable import KVEngine
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,7 +1,7 @@
 import CairnTestSupport
-import Testing
-@testable import KVEngine
+import KVEngine
 import Locking
+import Testing
 #if canImport(Glibc)
 import Glibc
 #endif

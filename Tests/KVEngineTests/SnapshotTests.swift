@@ -1,8 +1,7 @@
 import CairnTestSupport
+import KVEngine
 import Locking
 import Testing
-@testable import KVEngine
-import Locking
 #if canImport(Glibc)
 import Glibc
 #endif

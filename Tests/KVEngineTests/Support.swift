@@ -1,5 +1,5 @@
 import CairnTestSupport
-@testable import KVEngine
+import KVEngine
 
 /// Options that make the applier and the log's segment rotation busy in small tests.
 func busyOptions() -> Store.Options {

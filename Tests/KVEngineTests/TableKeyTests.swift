@@ -1,5 +1,5 @@
 import Testing
-@testable import KVEngine
+import KVEngine
 
 /// `TableKey` hashes its bytes once and keeps the digest; these pin down that equal keys stay
 /// equal and hash alike, and that keys differing anywhere are told apart.

@@ -1,6 +1,6 @@
 import Contexts
 import Foundation
-@testable import KVEngine
+import KVEngine
 import Testing
 
 /// The decoder fuzz targets' saved inputs (Fuzz/Regressions/, crashers and crafted findings)
