@@ -44,14 +44,14 @@ let package = Package(
             dependencies: ["KVEngine", "Policies", "Contexts", "CLMDB", "CSQLite"]
         ),
         // Fault-injecting file system, temporary directories, seeded randomness.
-        .target(name: "CairnTestSupport", dependencies: ["KVEngine"]),
+        .target(name: "CairnTestSupport", dependencies: ["KVEngine", "Locking"]),
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "Locking", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
         .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
         .testTarget(
             name: "CairnToolTests",
-            dependencies: ["KVEngine", "CairnTestSupport"],
+            dependencies: ["KVEngine", "CairnTestSupport", "Locking"],
             resources: [.copy("Scenarios")]
         ),
         // Short versions of the reliability suites (kill -9, power loss, I/O errors, corruption,

@@ -1,4 +1,5 @@
 import KVEngine
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -74,7 +75,8 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
         }
     }
 
-    private let lock = NSLockLike()
+    /// Guards `state` (an unused Int: see ConditionLock on zero-sized values under TSan).
+    private let lock = ConditionLock<Int>(0)
     private var state = State()
 
     public init() {}
@@ -83,7 +85,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
 
     /// Fails the `occurrence`-th call (1-based, counted from now) of `operation` with `errno`.
     public func inject(_ operation: Operation, at occurrence: Int, errno code: Int32) {
-        lock.locked {
+        lock.withLock { _ in
             let base = state.counts[operation, default: 0]
             state.faults[operation, default: [:]][base + occurrence] = code
         }
@@ -93,27 +95,27 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     /// directory syncs), the disk freezes: its image is kept for `afterPowerLoss`, and
     /// every later operation fails with EIO, as if the machine had lost power.
     public func freeze(afterOperations count: Int) {
-        lock.locked { state.freezeAfter = state.mutations + count }
+        lock.withLock { _ in state.freezeAfter = state.mutations + count }
     }
 
     /// Freezes now.
     public func freezeNow() {
-        lock.locked {
+        lock.withLock { _ in
             state.freezeAfter = state.mutations
             if state.frozenImage == nil { state.frozenImage = image() }
         }
     }
 
     /// Whether the disk has frozen.
-    public var isFrozen: Bool { lock.locked { state.frozenImage != nil } }
+    public var isFrozen: Bool { lock.withLock { _ in state.frozenImage != nil } }
 
     /// How many times each operation ran.
-    public func count(of operation: Operation) -> Int { lock.locked { state.counts[operation, default: 0] } }
+    public func count(of operation: Operation) -> Int { lock.withLock { _ in state.counts[operation, default: 0] } }
 
     /// The file system a machine would boot with after losing power now (or at the freeze).
     public func afterPowerLoss(_ loss: PowerLoss, seed: UInt64) -> FaultFileSystem {
         var random = SeededRandom(seed: seed)
-        let frozen = lock.locked { state.frozenImage ?? image() }
+        let frozen = lock.withLock { _ in state.frozenImage ?? image() }
         var survivor = State()
         survivor.directories = frozen.directories
         for (path, file) in frozen.files {
@@ -144,18 +146,18 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     /// The current bytes of a file (tests that corrupt files by hand).
-    public func contents(of path: String) -> [UInt8]? { lock.locked { state.files[path]?.current } }
+    public func contents(of path: String) -> [UInt8]? { lock.withLock { _ in state.files[path]?.current } }
 
     /// Replaces a file's bytes, durably (tests that corrupt files by hand).
     public func setContents(of path: String, to bytes: [UInt8]) {
-        lock.locked {
+        lock.withLock { _ in
             state.files[path] = FileState(current: bytes, durable: bytes)
             state.durableEntries.insert(path)
         }
     }
 
     /// Paths of every file.
-    public var paths: [String] { lock.locked { state.files.keys.sorted() } }
+    public var paths: [String] { lock.withLock { _ in state.files.keys.sorted() } }
 
     private func image() -> State.Image {
         State.Image(files: state.files, durableEntries: state.durableEntries,
@@ -188,7 +190,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     // MARK: FileSystem
 
     package func open(_ path: String, create: Bool) throws(KVError) -> any LogFile {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             try step(.open, path: path, mutates: create && state.files[path] == nil)
             if state.files[path] == nil {
                 guard create else { throw KVError.io(errno: ENOENT, operation: "open", path: path) }
@@ -202,7 +204,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     package func contentsOfDirectory(_ path: String) throws(KVError) -> [String] {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             guard state.directories.contains(path) else { throw KVError.io(errno: ENOENT, operation: "opendir", path: path) }
             return state.files.keys.filter { FaultFileSystem.parent(of: $0) == path }
                 .map { String($0.dropFirst(path.count + 1)) }
@@ -210,11 +212,11 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     package func createDirectory(_ path: String) throws(KVError) {
-        lock.locked { _ = state.directories.insert(path) }
+        lock.withLock { _ in _ = state.directories.insert(path) }
     }
 
     package func remove(_ path: String) throws(KVError) {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             try step(.remove, path: path, mutates: true)
             guard let file = state.files.removeValue(forKey: path) else {
                 throw KVError.io(errno: ENOENT, operation: "unlink", path: path)
@@ -224,7 +226,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     package func syncDirectory(_ path: String) throws(KVError) {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             try step(.syncDirectory, path: path, mutates: true)
             for file in state.files.keys where FaultFileSystem.parent(of: file) == path {
                 state.durableEntries.insert(file)
@@ -236,20 +238,20 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     package func exists(_ path: String) -> Bool {
-        lock.locked { state.files[path] != nil || state.directories.contains(path) }
+        lock.withLock { _ in state.files[path] != nil || state.directories.contains(path) }
     }
 
     // MARK: File operations, for FaultFile
 
     fileprivate func size(_ path: String) throws(KVError) -> Int {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             guard let file = state.files[path] else { throw KVError.io(errno: EBADF, operation: "fstat", path: path) }
             return file.current.count
         }
     }
 
     fileprivate func read(_ path: String, at offset: Int, count: Int) throws(KVError) -> [UInt8] {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             guard let file = state.files[path] else { throw KVError.io(errno: EBADF, operation: "pread", path: path) }
             let start = min(offset, file.current.count)
             return Array(file.current[start..<min(start + count, file.current.count)])
@@ -257,7 +259,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     fileprivate func write(_ path: String, _ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError) {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             try step(.write, path: path, mutates: true)
             guard state.files[path] != nil else { throw KVError.io(errno: EBADF, operation: "pwrite", path: path) }
             let end = offset + bytes.count
@@ -271,7 +273,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     fileprivate func truncate(_ path: String, to length: Int) throws(KVError) {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             try step(.truncate, path: path, mutates: true)
             guard state.files[path] != nil else { throw KVError.io(errno: EBADF, operation: "ftruncate", path: path) }
             let file = state.files[path]!
@@ -282,7 +284,7 @@ public final class FaultFileSystem: FileSystem, @unchecked Sendable {
     }
 
     fileprivate func sync(_ path: String) throws(KVError) {
-        try lock.locked { () throws(KVError) in
+        try lock.withLock { (_) throws(KVError) in
             try step(.sync, path: path, mutates: true)
             guard state.files[path] != nil else { throw KVError.io(errno: EBADF, operation: "fdatasync", path: path) }
             state.files[path]!.durable = state.files[path]!.current
@@ -308,19 +310,4 @@ final class FaultFile: LogFile, @unchecked Sendable {
     func truncate(to length: Int) throws(KVError) { try fileSystem.truncate(path, to: length) }
     func sync() throws(KVError) { try fileSystem.sync(path) }
     func close() {}
-}
-
-/// A plain pthread mutex with a typed-throws `locked`.
-///
-/// `@unchecked Sendable`: it is the lock.
-final class NSLockLike: @unchecked Sendable {
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    init() { pthread_mutex_init(mutex, nil) }
-    deinit { pthread_mutex_destroy(mutex); mutex.deallocate() }
-
-    func locked<Result, Failure: Error>(_ body: () throws(Failure) -> Result) throws(Failure) -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body()
-    }
 }

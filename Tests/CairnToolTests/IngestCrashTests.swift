@@ -1,5 +1,6 @@
 import Foundation
 import KVEngine
+import Locking
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -211,12 +212,11 @@ struct AcknowledgementReader {
 
 /// A flag one thread sets and another polls.
 ///
-/// `@unchecked Sendable`: `value` is only read and written under `lock`.
-final class StopFlag: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value = false
+/// `Sendable`: the flag is behind the package's lock.
+final class StopFlag: Sendable {
+    private let flag = ConditionLock<Bool>(false)
 
-    var isSet: Bool { lock.withLock { value } }
+    var isSet: Bool { flag.withLock { $0 } }
 
-    func set() { lock.withLock { value = true } }
+    func set() { flag.withLock { $0 = true } }
 }

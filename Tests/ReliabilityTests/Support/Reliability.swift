@@ -1,6 +1,7 @@
 import CairnTestSupport
 import Foundation
 import KVEngine
+import Locking
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -72,19 +73,16 @@ struct OutcomeCounts: CustomStringConvertible {
 /// Turns a hang into a loud failure: while a guarded step runs past its limit, the process
 /// is stopped with a message naming the step (a hang must never look like a slow pass).
 ///
-/// `@unchecked Sendable`: `state` is only touched under `lock`. An NSLock rather than
-/// Synchronization's Mutex: ThreadSanitizer does not see the Mutex's futex as
-/// synchronisation on this toolchain and reported a false race here.
-final class Watchdog: @unchecked Sendable {
-    private let lock = NSLock()
-    private var state: (label: String, deadline: Double)? = nil
+/// `Sendable`: its state is behind the package's lock.
+final class Watchdog: Sendable {
+    private let state = ConditionLock<(label: String, deadline: Double)?>(nil)
 
     init() {
         let thread = Thread { [self] in
             while true {
                 usleep(100_000)
-                let expired = self.lock.withLock { () -> String? in
-                    guard let current = self.state, monotonicNow() > current.deadline else { return nil }
+                let expired = self.state.withLock { state -> String? in
+                    guard let current = state, monotonicNow() > current.deadline else { return nil }
                     return current.label
                 }
                 if let expired {
@@ -98,8 +96,8 @@ final class Watchdog: @unchecked Sendable {
 
     /// Runs `body`; stops the process if it takes longer than `limit` seconds.
     func guarding<Result>(_ label: String, limit: Double = 60, _ body: () throws -> Result) rethrows -> Result {
-        lock.withLock { state = (label, monotonicNow() + limit) }
-        defer { lock.withLock { state = nil } }
+        state.withLock { $0 = (label, monotonicNow() + limit) }
+        defer { state.withLock { $0 = nil } }
         return try body()
     }
 
