@@ -96,7 +96,9 @@ struct CommandLineTool: Sendable {
         text += """
 
             Run 'cairn COMMAND --help' for a command's arguments and options.
-            STORE is a directory; commands that write create it when missing.
+            STORE is a directory; commands that write create it when missing or empty.
+            Keys and values are UTF-8 text with the escapes \\\\ \\t \\n \\r \\xHH, in
+            arguments, input and output alike (see 'cairn put --help' and the README).
             Exit status: 0 success, 1 usage error, 2 key not found,
                          3 store error (or problems found by 'check').
 
