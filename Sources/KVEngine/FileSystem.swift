@@ -46,9 +46,10 @@ package protocol LogFile: AnyObject, Sendable {
 package struct PosixFileSystem: FileSystem {
     package init() {}
 
+    /// Refuses a file that is not a regular file, and never keeps one on descriptors 0-2
+    /// (see `StoreFiles`).
     package func open(_ path: String, create: Bool) throws(KVError) -> any LogFile {
-        let flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0)
-        let descriptor = try systemCall("open", path: path) { Glibc.open(path, flags, 0o600) }
+        let descriptor = try StoreFiles.open(path, flags: O_RDWR | (create ? O_CREAT : 0))
         return PosixLogFile(descriptor: descriptor, path: path)
     }
 

@@ -32,7 +32,14 @@ package final class LMDBEnvironment: @unchecked Sendable {
             try check(mdb_env_set_maxdbs(handle, MDB_dbi(maxTables)), "mdb_env_set_maxdbs")
             // MDB_NOTLS: snapshots are objects that any thread may read from, and one
             // thread may hold many of them.
-            try check(mdb_env_open(handle, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open(\(directory))")
+            // LMDB opens its files itself: check what they are first (a FIFO would hang a
+            // read, a device would be mapped), and keep them off descriptors 0-2.
+            try StoreFiles.requireRegularIfPresent(directory + "/data.mdb")
+            try StoreFiles.requireRegularIfPresent(directory + "/lock.mdb")
+            let handle = self.handle
+            try StoreFiles.withStandardDescriptorsHeld { () throws(KVError) in
+                try check(mdb_env_open(handle, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open(\(directory))")
+            }
         } catch {
             mdb_env_close(handle)
             throw error

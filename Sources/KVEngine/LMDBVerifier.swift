@@ -98,7 +98,8 @@ package enum LMDBVerifier {
 
     /// Verifies the LMDB data file at `path`.
     package static func verify(path: String) throws(KVError) -> Summary {
-        let descriptor = try systemCall("open", path: path) { open(path, O_RDONLY | O_CLOEXEC) }
+        // A FIFO under this name would block a plain read-only open forever.
+        let descriptor = try StoreFiles.open(path, flags: O_RDONLY)
         defer { close(descriptor) }
         var info = stat()
         try systemCall("fstat", path: path) { fstat(descriptor, &info) }

@@ -46,7 +46,7 @@ final class ProcessLock {
 
     private static func acquire(directory: String) throws(KVError) -> Int32 {
         let path = directory + "/LOCK"
-        let descriptor = try systemCall("open", path: path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+        let descriptor = try StoreFiles.open(path, flags: O_RDWR | O_CREAT)
         var request = flock()
         request.l_type = Int16(F_WRLCK)
         request.l_whence = Int16(SEEK_SET)

@@ -275,7 +275,13 @@ public final class Snapshot: @unchecked Sendable {
     }
 
     /// Visits the records of `table` in key order (or reverse) without copying; `body`
-    /// returns false to stop. The buffers are valid only inside `body`.
+    /// returns false to stop. The buffers are valid only inside `body`. An empty `prefix`
+    /// or `lower` bound is no bound (every key starts with, and is at least, the empty key);
+    /// an empty `upper` bound admits nothing.
+    ///
+    /// A stored record that fails its checksum throws `KVError.corruptRecord` and ends the
+    /// visit, unless `onCorruptRecord` is given: then it gets that error instead, and returns
+    /// true to skip the record and go on, false to stop (or throws).
     ///
     /// ```swift
     /// var total = 0
@@ -284,10 +290,13 @@ public final class Snapshot: @unchecked Sendable {
     public func forEach(
         in table: String = WriteBatch.defaultTable, from lower: [UInt8]? = nil, to upper: [UInt8]? = nil,
         prefix: [UInt8]? = nil, reverse: Bool = false,
+        onCorruptRecord: ((KVError) throws -> Bool)? = nil,
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool
     ) throws {
-        var lower = lower, upper = upper
-        if let prefix {
+        // LMDB cannot position a cursor at an empty key (MDB_BAD_VALSIZE); none is needed.
+        var lower = lower?.isEmpty == true ? nil : lower, upper = upper
+        if upper?.isEmpty == true { return }
+        if let prefix, !prefix.isEmpty {
             if lower.map({ $0.lexicographicallyPrecedes(prefix) }) ?? true { lower = prefix }
             if let end = Self.successor(ofPrefix: prefix),
                upper.map({ end.lexicographicallyPrecedes($0) }) ?? true { upper = end }
@@ -315,8 +324,17 @@ public final class Snapshot: @unchecked Sendable {
                     order = stored == nil ? 1 : -1
                 }
                 if order < 0 {
-                    let record = try RecordCodec.decode(key: stored!.key, stored: stored!.data, table: table)
-                    if !record.isTombstone, try !body(stored!.key, record.value, record.version) { return }
+                    let decoded: (version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)?
+                    do throws(KVError) {
+                        decoded = try RecordCodec.decode(key: stored!.key, stored: stored!.data, table: table)
+                    } catch {
+                        guard let onCorruptRecord else { throw error }
+                        guard try onCorruptRecord(error) else { return }
+                        decoded = nil
+                    }
+                    if let record = decoded, !record.isTombstone, try !body(stored!.key, record.value, record.version) {
+                        return
+                    }
                 } else if try !Self.visit(&overlayItems[overlayIndex], body) {
                     return
                 }

@@ -1,4 +1,7 @@
 import CLMDB
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What `Store.check(directory:)` found.
 public struct CheckReport: Sendable, Hashable {
@@ -38,9 +41,15 @@ extension Store {
     }
 
     package static func check(directory: String, fileSystem: any FileSystem) throws(KVError) -> CheckReport {
-        guard PosixFileSystem().exists(directory + "/data.mdb") else {
-            throw KVError.noStore(path: directory)
+        // Only a missing data file is "no store": permission denied is the system's error.
+        var info = stat()
+        if stat(directory + "/data.mdb", &info) == -1 {
+            let code = errno
+            if code == ENOENT || code == ENOTDIR { throw KVError.noStore(path: directory) }
+            throw KVError.io(errno: code, operation: "stat", path: directory + "/data.mdb")
         }
+        // A FIFO or device there cannot be checked: that is the error, not a "damaged" file.
+        try StoreFiles.requireRegularIfPresent(directory + "/data.mdb")
         let lock = try ProcessLock(directory: directory)
         defer { _ = lock }
         var report = CheckReport()

@@ -239,7 +239,7 @@ public final class Store: Sendable {
         if !isValid(table: table) { throw KVError.invalidTableName(table) }
     }
 
-    static func isValid(table: String) -> Bool {
+    package static func isValid(table: String) -> Bool {
         let count = table.utf8.count
         return count > 0 && count <= 200 && !table.hasPrefix(StoreCore.reservedPrefix)
     }

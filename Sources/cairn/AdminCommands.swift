@@ -18,6 +18,7 @@ enum AdminCommands {
             """
     ) { arguments in
         let path = arguments.positionals[0]
+        try StoreAccess.requireStore(path)
         let report = try Store.check(directory: path)
         var text = report.isSound
             ? "store \(path) is sound\n"

@@ -56,7 +56,7 @@ struct Arguments {
         guard let number = Int(text), range.contains(number) else {
             let wanted = range.upperBound == Int.max
                 ? "\(range.lowerBound) or more" : "from \(range.lowerBound) to \(range.upperBound)"
-            throw CommandError.usage("--\(name) needs a whole number \(wanted), not \"\(text)\"")
+            throw CommandError.usage("--\(name) needs a whole number \(wanted), not \"\(abbreviated(text))\"")
         }
         return number
     }
@@ -85,7 +85,7 @@ struct Arguments {
                 continue
             }
             guard word.hasPrefix("--") else {
-                throw CommandError.usage("unknown option \(word)")
+                throw CommandError.usage("unknown option \(abbreviated(word))")
             }
             var name = String(word.dropFirst(2))
             var inlineValue: String? = nil
@@ -94,7 +94,7 @@ struct Arguments {
                 name = String(name[..<equals])
             }
             guard let option = options.first(where: { $0.name == name }) else {
-                throw CommandError.usage("unknown option --\(name)")
+                throw CommandError.usage("unknown option --\(abbreviated(name))")
             }
             if parsed.values[name] != nil || parsed.flags.contains(name) {
                 throw CommandError.usage("--\(name) is given more than once")

@@ -96,7 +96,9 @@ struct CommandLineTool: Sendable {
         text += """
 
             Run 'cairn COMMAND --help' for a command's arguments and options.
-            STORE is a directory; commands that write create it when missing.
+            STORE is a directory; commands that write create it when missing or empty.
+            Keys and values are UTF-8 text with the escapes \\\\ \\t \\n \\r \\xHH, in
+            arguments, input and output alike (see 'cairn put --help' and the README).
             Exit status: 0 success, 1 usage error, 2 key not found,
                          3 store error (or problems found by 'check').
 
@@ -144,7 +146,7 @@ struct CommandLineTool: Sendable {
             }
             if arguments.positionals.count > command.arguments.count {
                 let extra = arguments.positionals[command.arguments.count]
-                throw CommandError.usage("unexpected argument \"\(extra)\"")
+                throw CommandError.usage("unexpected argument \"\(abbreviated(extra))\"")
             }
             return try command.run(arguments)
         } catch CommandError.usage(let message) {
@@ -162,7 +164,7 @@ struct CommandLineTool: Sendable {
             StandardStream.error.write("cairn: \(message)\n")
             return .storeProblem
         } catch let error as KVError {
-            StandardStream.error.write("cairn: \(error.description)\n")
+            StandardStream.error.write("cairn: \(describe(error))\n")
             return .storeProblem
         } catch {
             StandardStream.error.write("cairn: \(error)\n")
@@ -172,25 +174,109 @@ struct CommandLineTool: Sendable {
 
     private func unknownCommand(_ name: String) -> ExitStatus {
         let names = commands.map(\.name).joined(separator: ", ")
-        StandardStream.error.write("cairn: unknown command \"\(name)\"; the commands are \(names)\nRun 'cairn --help' for details.\n")
+        StandardStream.error.write("cairn: unknown command \"\(abbreviated(name))\"; the commands are \(names)\nRun 'cairn --help' for details.\n")
         return .usage
     }
 }
 
 /// Opening stores for commands.
 enum StoreAccess {
+    /// What a directory may hold besides `data.mdb` and still be taken for a store whose
+    /// creation was interrupted (the lock files and the log directory are made first).
+    static let storeEntries: Set<String> = ["LOCK", "lock.mdb", "wal"]
+
     /// Opens the store at `path`, creating it when missing (commands that write).
-    static func openOrCreate(_ path: String) throws(KVError) -> Store {
-        try Store(directory: path)
+    ///
+    /// Only a missing path, an empty directory or a store is adopted: `cairn put / k v`
+    /// must not turn `/` (or a home directory, or a file) into a store.
+    static func openOrCreate(_ path: String) throws -> Store {
+        var info = stat()
+        if stat(path, &info) == 0 {
+            guard info.st_mode & S_IFMT == S_IFDIR else {
+                throw CommandError.failed("\(shown(path)) is not a directory, so it cannot hold a Cairn store")
+            }
+            if !hasDataFile(path) {
+                let entries = try directoryEntries(path)
+                let foreign = entries.filter { !storeEntries.contains($0) }.sorted()
+                if !foreign.isEmpty {
+                    let listed = foreign.prefix(3).map { abbreviated($0) }.joined(separator: ", ")
+                        + (foreign.count > 3 ? " and \(foreign.count - 3) more" : "")
+                    throw CommandError.failed(
+                        "\(shown(path)) is neither a Cairn store nor empty (it holds \(listed)); "
+                            + "a store is only created in a new or empty directory")
+                }
+            }
+        } else if errno != ENOENT {
+            throw CommandError.failed("cannot open store \(shown(path)): \(String(cString: strerror(errno)))")
+        }
+        return try Store(directory: path)
     }
 
     /// Opens the store at `path`, which must exist: reading a mistyped path should say so,
     /// not create an empty store there.
     static func openExisting(_ path: String) throws -> Store {
-        guard access(path + "/data.mdb", F_OK) == 0 else {
-            throw CommandError.failed("no Cairn store at \(path)")
-        }
+        try requireStore(path)
         return try Store(directory: path)
+    }
+
+    /// Throws unless `path` holds a store's data file: "no Cairn store" only when there is
+    /// none, and the system's reason (permission denied, not a directory) otherwise.
+    static func requireStore(_ path: String) throws(CommandError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            let code = errno
+            if code == ENOENT { throw CommandError.failed("no Cairn store at \(shown(path)): no such directory") }
+            throw CommandError.failed("cannot open store \(shown(path)): \(String(cString: strerror(code)))")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw CommandError.failed("no Cairn store at \(shown(path)): it is not a directory")
+        }
+        guard stat(path + "/data.mdb", &info) == 0 else {
+            let code = errno
+            if code == ENOENT { throw CommandError.failed("no Cairn store at \(shown(path))") }
+            throw CommandError.failed("cannot open store \(shown(path)): \(String(cString: strerror(code)))")
+        }
+    }
+
+    private static func hasDataFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path + "/data.mdb", &info) == 0
+    }
+
+    /// The names in directory `path`, without `.` and `..`.
+    static func directoryEntries(_ path: String) throws(CommandError) -> [String] {
+        guard let directory = opendir(path) else {
+            throw CommandError.failed("cannot list \(shown(path)): \(String(cString: strerror(errno)))")
+        }
+        defer { closedir(directory) }
+        var names: [String] = []
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    /// A path in a message: cut when absurdly long.
+    static func shown(_ path: String) -> String {
+        abbreviated(path, limit: 1024)
+    }
+}
+
+/// A store error as the tool prints it: keys in the tool's own encoding (`KeyText`), and
+/// names given by the user cut short.
+func describe(_ error: KVError) -> String {
+    switch error {
+    case let .corruptRecord(table, key, reason):
+        return "corrupt record in table \(abbreviated(table)), key \(KeyText.encode(key)): \(reason)"
+    case let .invalidTableName(name):
+        return "invalid table name \"\(abbreviated(name))\": 1 to 200 bytes, not starting with \"__cairn\""
+    case let .poisoned(underlying):
+        return "store is poisoned by an earlier I/O failure (\(describe(underlying))); reopen it"
+    default:
+        return error.description
     }
 }
 

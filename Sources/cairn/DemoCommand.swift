@@ -55,7 +55,7 @@ enum DemoCommand {
         out.write("Cairn demo\n==========\n")
         out.write("Store: \(directory)\(isTemporary ? " (temporary, removed at the end; --dir D keeps one)" : "")\n")
 
-        var store = try Store(directory: directory)
+        var store = try StoreAccess.openOrCreate(directory)
         defer { store.close() }
         var seed = WriteBatch()
         seed.put("initial", forKey: watchedKey)

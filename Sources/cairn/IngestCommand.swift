@@ -16,6 +16,7 @@ enum IngestCommand {
         arguments: ["STORE"],
         options: [
             .value("writers", "N", "Commit from N concurrent threads (default 4, at most 1024)."),
+            .value("max-line", "BYTES", "Refuse a line longer than BYTES (default \(defaultMaxLine), 16 MiB)."),
             KeyValueCommands.tableOption,
         ],
         discussion: """
@@ -23,12 +24,23 @@ enum IngestCommand {
             with full durability. Concurrent writers share fdatasync calls (group commit).
             After a line's commit is on disk, 'ok KEY' is printed on standard output at once,
             so a reader knows exactly which records are durable. Lines may be acknowledged
-            out of input order. Empty lines are skipped; a line without a tab stops the
-            input (lines before it are still committed) and exits with status 1. Creates
-            the store when it does not exist.
+            out of input order. Empty lines are skipped. A line without a tab, with a bad
+            escape or longer than --max-line stops the input as soon as it is seen (lines
+            before it are still committed, nothing of it is) and exits with status 1.
+            Creates the store when the directory does not exist or is empty.
+
+            \(KeyValueCommands.encodingNote) A raw tab after the first one is part of the
+            value. 'cairn dump' prints lines in this form.
             """,
         run: run
     )
+
+    /// The default of `--max-line`: far above any key, and a bound on what one line can
+    /// make the tool hold in memory.
+    static let defaultMaxLine = 16 << 20
+    /// What the reader may queue for the writers, in key and value bytes: with the line
+    /// limit, what bounds ingest's memory however long the input is.
+    static let queuedBytesLimit = 64 << 20
 
     private struct Line: Sendable {
         var key: [UInt8]
@@ -37,11 +49,13 @@ enum IngestCommand {
 
     @Sendable private static func run(_ arguments: Arguments) throws -> ExitStatus {
         let writers = try arguments.integer("writers", default: 4, in: 1...1024)
-        let table = KeyValueCommands.table(arguments)
+        // Four text bytes per byte (\xHH) for the largest commit the log takes, and a tab.
+        let maxLine = try arguments.integer("max-line", default: defaultMaxLine, in: 1...(4 << 30) + 4 * 511 + 1)
+        let table = try KeyValueCommands.table(arguments)
         let store = try StoreAccess.openOrCreate(arguments.positionals[0])
         defer { store.close() }
 
-        let queue = WorkQueue<Line>(capacity: writers * 64)
+        let queue = WorkQueue<Line>(capacity: writers * 64, byteLimit: queuedBytesLimit)
         let firstFailure = ConditionLock<KVError?>(nil)
         // One `ok` line per write(2), never interleaved with another writer's.
         // An Int, not (): ThreadSanitizer misreports inout access to a zero-sized value.
@@ -57,23 +71,47 @@ enum IngestCommand {
                     queue.cancel()
                     return
                 }
-                let acknowledgement = "ok " + String(decoding: line.key, as: UTF8.self) + "\n"
+                let acknowledgement = "ok " + KeyText.encode(line.key) + "\n"
                 outputLock.withLock { _ in StandardStream.output.write(acknowledgement) }
             }
         }
 
         var inputProblem: CommandError? = nil
-        var reader = LineReader(descriptor: 0)
+        var reader = LineReader(descriptor: 0, maxLine: maxLine)
         var lineNumber = 0
         do throws(CommandError) {
-            while let line = try reader.next() {
+            while true {
+                let next: ArraySlice<UInt8>?
+                do throws(LineReader.Failure) {
+                    next = try reader.next()
+                } catch {
+                    switch error {
+                    case .tooLong(let limit):
+                        throw CommandError.usage(
+                            "input line \(lineNumber + 1) is longer than --max-line (\(limit) bytes); nothing of it was committed")
+                    case .read(let code):
+                        throw CommandError.failed("reading standard input failed: \(String(cString: strerror(code)))")
+                    }
+                }
+                guard let line = next else { break }
                 lineNumber += 1
                 if line.isEmpty { continue }
                 guard let tab = line.firstIndex(of: UInt8(ascii: "\t")) else {
-                    inputProblem = .usage("input line \(lineNumber) has no tab between key and value")
-                    break
+                    throw CommandError.usage("input line \(lineNumber) has no tab between key and value")
                 }
-                if !queue.push(Line(key: Array(line[..<tab]), value: Array(line[(tab + 1)...]))) { break }
+                let key: [UInt8], value: [UInt8]
+                do throws(KeyText.DecodingError) {
+                    key = try KeyText.decode(line[..<tab])
+                    do throws(KeyText.DecodingError) {
+                        value = try KeyText.decode(line[(tab + 1)...])
+                    } catch {
+                        throw KeyText.DecodingError(offset: tab - line.startIndex + 1 + error.offset, reason: error.reason)
+                    }
+                } catch {
+                    throw CommandError.usage("input line \(lineNumber): \(error.reason), at byte \(error.offset + 1)")
+                }
+                if key.isEmpty { throw CommandError.usage("input line \(lineNumber) has an empty key") }
+                if !queue.push(Line(key: key, value: value), bytes: key.count + value.count) { break }
             }
         } catch {
             inputProblem = error
@@ -86,27 +124,40 @@ enum IngestCommand {
     }
 }
 
-/// Reads a file descriptor line by line, without the line feeds.
+/// Reads a file descriptor line by line, without the line feeds, holding at most one line
+/// of `maxLine` bytes (and one read's worth past it).
 struct LineReader {
     let descriptor: Int32
+    let maxLine: Int
     private var buffer: [UInt8] = []
     private var start = 0
     private var atEnd = false
 
-    init(descriptor: Int32) {
+    enum Failure: Error {
+        /// The line is longer than `maxLine`: refused as soon as that many bytes came without
+        /// a line feed, before the rest is read.
+        case tooLong(limit: Int)
+        /// read(2) failed with this errno.
+        case read(Int32)
+    }
+
+    init(descriptor: Int32, maxLine: Int) {
         self.descriptor = descriptor
+        self.maxLine = maxLine
     }
 
     /// The next line, or nil at the end of the input. A last line without a line feed
-    /// counts. Throws `CommandError.failed` when reading fails.
-    mutating func next() throws(CommandError) -> ArraySlice<UInt8>? {
+    /// counts.
+    mutating func next() throws(Failure) -> ArraySlice<UInt8>? {
         var searchFrom = start
         while true {
-            if let newline = buffer[searchFrom...].firstIndex(of: UInt8(ascii: "\n")) {
+            if let newline = newline(from: searchFrom) {
+                guard newline - start <= maxLine else { throw .tooLong(limit: maxLine) }
                 let line = buffer[start..<newline]
                 start = newline + 1
                 return line
             }
+            guard buffer.count - start <= maxLine else { throw .tooLong(limit: maxLine) }
             if atEnd {
                 guard start < buffer.count else { return nil }
                 let line = buffer[start...]
@@ -122,20 +173,25 @@ struct LineReader {
         }
     }
 
-    private mutating func fill() throws(CommandError) {
-        let chunk = 64 << 10
-        let oldCount = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: chunk))
+    /// The index of the first line feed at or after `index` (memchr: this is the hot loop
+    /// of a long line).
+    private func newline(from index: Int) -> Int? {
+        buffer.withUnsafeBytes { raw in
+            guard index < raw.count, let found = memchr(raw.baseAddress! + index, 0x0A, raw.count - index) else {
+                return nil
+            }
+            return raw.baseAddress!.distance(to: UnsafeRawPointer(found))
+        }
+    }
+
+    private mutating func fill() throws(Failure) {
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
         var count = 0
         repeat {
-            count = buffer.withUnsafeMutableBytes { read(descriptor, $0.baseAddress! + oldCount, chunk) }
+            count = chunk.withUnsafeMutableBytes { read(descriptor, $0.baseAddress!, $0.count) }
         } while count == -1 && errno == EINTR
-        if count < 0 {
-            let code = errno
-            buffer.removeLast(chunk)
-            throw CommandError.failed("reading standard input failed: \(String(cString: strerror(code)))")
-        }
-        buffer.removeLast(chunk - count)
+        if count < 0 { throw .read(errno) }
         if count == 0 { atEnd = true }
+        chunk.withUnsafeBytes { buffer.append(contentsOf: $0.prefix(count)) }
     }
 }

@@ -2,14 +2,24 @@ import KVEngine
 
 /// `put`, `get`, `delete`, `scan`, `dump` and `ingest`: reading and writing records.
 ///
-/// Keys and values on the command line are UTF-8 strings; records are printed as UTF-8
-/// (bytes that are not valid UTF-8 show as U+FFFD), one `key<TAB>value` per line.
+/// Keys and values, on the command line and in input and output alike, are text in the
+/// tool's one lossless encoding (`KeyText`: UTF-8 with `\\ \t \n \r \xHH` escapes), so any
+/// bytes can be named and every printed record reads back as the same bytes.
 enum KeyValueCommands {
     static let group = CommandGroup(title: "Key-value commands", commands: [
         put, get, delete, scan, dump, IngestCommand.command,
     ])
 
     static let tableOption = OptionSpec.value("table", "T", "The table to use (default \"\(WriteBatch.defaultTable)\").")
+    static let skipCorruptOption = OptionSpec.flag(
+        "skip-corrupt", "Report each record that fails its checksum on standard error and go on (exit 3 at the end).")
+
+    /// The paragraph every command that takes or prints keys shares.
+    static let encodingNote = """
+        Keys and values are text: UTF-8, with the escapes \\\\ \\t \\n \\r and \\xHH (any
+        byte) for a backslash, tab, line feed, carriage return and bytes that are not
+        printable UTF-8. Records print the same way, so output reads back as input.
+        """
 
     static let put = Command(
         name: "put",
@@ -17,16 +27,20 @@ enum KeyValueCommands {
         arguments: ["STORE", "KEY", "VALUE"],
         options: [tableOption],
         discussion: """
-            Creates the store when it does not exist. Returns once the commit is on disk
-            (fdatasync'd). Keys are 1 to 511 bytes. Put '--' before a key or value that
-            starts with a dash.
-            """
+            Creates the store when the directory does not exist or is empty. Returns once
+            the commit is on disk (fdatasync'd). Keys are 1 to 511 bytes. Put '--' before a
+            key or value that starts with a dash.
+
+            """ + encodingNote
     ) { arguments in
-        let (path, key, value) = (arguments.positionals[0], arguments.positionals[1], arguments.positionals[2])
+        let path = arguments.positionals[0]
+        let key = try KeyText.decode(arguments.positionals[1], as: "KEY")
+        let value = try KeyText.decode(arguments.positionals[2], as: "VALUE")
+        let tableName = try table(arguments)
         let store = try StoreAccess.openOrCreate(path)
         defer { store.close() }
         var batch = WriteBatch()
-        batch.put(value, forKey: key, in: table(arguments))
+        batch.put(value, forKey: key, in: tableName)
         try store.commit(batch, durability: .full)
         return .success
     }
@@ -35,19 +49,24 @@ enum KeyValueCommands {
         name: "get",
         summary: "Print the value stored under KEY.",
         arguments: ["STORE", "KEY"],
-        options: [tableOption],
-        discussion: "Exits with status 2 when there is no record under KEY."
+        options: [tableOption, .flag("raw", "Print the value's bytes exactly, with no escapes and no final line feed.")],
+        discussion: "Exits with status 2 when there is no record under KEY.\n\n" + encodingNote
     ) { arguments in
-        let (path, key) = (arguments.positionals[0], arguments.positionals[1])
-        let tableName = table(arguments)
+        let path = arguments.positionals[0]
+        let key = try KeyText.decode(arguments.positionals[1], as: "KEY")
+        let tableName = try table(arguments)
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
         guard let record = try snapshot.get(key, in: tableName) else {
-            throw CommandError.notFound("no record under key \"\(key)\" in table \(tableName)")
+            throw CommandError.notFound("no record under key \(KeyText.encode(key)) in table \(tableName)")
         }
-        StandardStream.output.write(String(decoding: record.value, as: UTF8.self) + "\n")
+        if arguments.flag("raw") {
+            record.value.withUnsafeBytes { StandardStream.output.write($0) }
+        } else {
+            StandardStream.output.write(KeyText.encode(record.value) + "\n")
+        }
         return .success
     }
 
@@ -56,13 +75,15 @@ enum KeyValueCommands {
         summary: "Remove the record under KEY, durably.",
         arguments: ["STORE", "KEY"],
         options: [tableOption],
-        discussion: "Deleting a key that has no record is not an error."
+        discussion: "Deleting a key that has no record is not an error.\n\n" + encodingNote
     ) { arguments in
-        let (path, key) = (arguments.positionals[0], arguments.positionals[1])
+        let path = arguments.positionals[0]
+        let key = try KeyText.decode(arguments.positionals[1], as: "KEY")
+        let tableName = try table(arguments)
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         var batch = WriteBatch()
-        batch.delete(key, in: table(arguments))
+        batch.delete(key, in: tableName)
         try store.commit(batch, durability: .full)
         return .success
     }
@@ -72,52 +93,89 @@ enum KeyValueCommands {
         summary: "Print records in key order as key<TAB>value lines.",
         arguments: ["STORE"],
         options: [
-            .value("prefix", "P", "Only keys that start with P."),
+            .value("prefix", "P", "Only keys that start with P (\"\" is every key)."),
             .value("limit", "N", "At most N records."),
             .flag("reverse", "Descending key order."),
+            skipCorruptOption,
             tableOption,
         ],
-        discussion: "Keys are ordered bytewise, as LMDB orders them."
+        discussion: "Keys are ordered bytewise, as LMDB orders them.\n\n" + encodingNote
     ) { arguments in
         let limit = try arguments.value("limit") == nil
             ? nil : arguments.integer("limit", default: 0, in: 0...Int.max)
-        try printRecords(
-            path: arguments.positionals[0], table: table(arguments),
-            prefix: arguments.value("prefix").map { Array($0.utf8) },
-            reverse: arguments.flag("reverse"), limit: limit)
-        return .success
+        let prefix = try arguments.value("prefix").map { (text) throws(CommandError) in
+            try KeyText.decode(text, as: "--prefix")
+        }
+        return try printRecords(
+            path: arguments.positionals[0], table: table(arguments), prefix: prefix,
+            reverse: arguments.flag("reverse"), limit: limit, skipCorrupt: arguments.flag("skip-corrupt"))
     }
 
     static let dump = Command(
         name: "dump",
         summary: "Print every record of a table, sorted, as key<TAB>value lines.",
         arguments: ["STORE"],
-        options: [tableOption],
-        discussion: "Reads the latest committed state of the table."
+        options: [skipCorruptOption, tableOption],
+        discussion: """
+            Reads the latest committed state of the table. 'cairn ingest' reads the output
+            back: 'cairn dump A | cairn ingest B' copies the table's records.
+
+            """ + encodingNote
     ) { arguments in
-        try printRecords(path: arguments.positionals[0], table: table(arguments), prefix: nil, reverse: false, limit: nil)
-        return .success
+        try printRecords(path: arguments.positionals[0], table: table(arguments), prefix: nil, reverse: false,
+                         limit: nil, skipCorrupt: arguments.flag("skip-corrupt"))
     }
 
-    /// The `--table` of `arguments`, or the default table.
-    static func table(_ arguments: Arguments) -> String {
-        arguments.value("table") ?? WriteBatch.defaultTable
+    /// The `--table` of `arguments`, or the default table; a usage error when the name is
+    /// one no record can be in (every command refuses it alike, reading or writing).
+    static func table(_ arguments: Arguments) throws(CommandError) -> String {
+        let name = arguments.value("table") ?? WriteBatch.defaultTable
+        guard Store.isValid(table: name) else {
+            throw CommandError.usage(
+                "--table: invalid table name \"\(abbreviated(name))\": 1 to 200 bytes, not starting with \"__cairn\"")
+        }
+        return name
     }
 
-    private static func printRecords(path: String, table: String, prefix: [UInt8]?, reverse: Bool, limit: Int?) throws {
+    private static func printRecords(path: String, table: String, prefix: [UInt8]?, reverse: Bool, limit: Int?,
+                                     skipCorrupt: Bool) throws -> ExitStatus {
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
         var output = OutputBuffer(.output)
-        var printed = 0
+        // What was read before a failure is printed before its message.
+        defer { output.flush() }
+        var printed = 0, skipped = 0
+        let onCorrupt: ((KVError) -> Bool)? = skipCorrupt
+            ? { error in
+                output.flush()
+                StandardStream.error.write("cairn: skipped \(describe(error))\n")
+                skipped += 1
+                return true
+            }
+            : nil
         if limit != 0 {
-            try snapshot.forEach(in: table, prefix: prefix, reverse: reverse) { key, value, _ in
-                output.append(String(decoding: key, as: UTF8.self) + "\t" + String(decoding: value, as: UTF8.self) + "\n")
-                printed += 1
-                return limit.map { printed < $0 } ?? true
+            do {
+                try snapshot.forEach(in: table, prefix: prefix, reverse: reverse, onCorruptRecord: onCorrupt) { key, value, _ in
+                    output.append(KeyText.encode(key) + "\t" + KeyText.encode(value) + "\n")
+                    printed += 1
+                    return limit.map { printed < $0 } ?? true
+                }
+            } catch let error as KVError {
+                if case .corruptRecord = error {
+                    throw CommandError.failed(
+                        "\(describe(error)); the records before it are printed, --skip-corrupt prints the rest too")
+                }
+                throw error
             }
         }
         output.flush()
+        if skipped > 0 {
+            StandardStream.error.write(
+                "cairn: \(skipped) corrupt record\(skipped == 1 ? "" : "s") skipped; 'cairn check' reports the store's state\n")
+            return .storeProblem
+        }
+        return .success
     }
 }

@@ -68,16 +68,24 @@ enum PoliciesCommand {
         guard let directory else { return CanonicalScenarios.all }
         let names: [String]
         do {
-            names = try FileManager.default.contentsOfDirectory(atPath: directory).filter { $0.hasSuffix(".json") }.sorted()
+            names = try StoreAccess.directoryEntries(directory).filter { $0.hasSuffix(".json") }.sorted()
+        } catch CommandError.failed(let message) {
+            throw CommandError.usage("--scenarios: \(message)")
         } catch {
-            throw CommandError.usage("--scenarios: cannot list \(directory): \((error as NSError).localizedDescription)")
+            throw error
         }
-        guard !names.isEmpty else { throw CommandError.usage("--scenarios: no .json files in \(directory)") }
+        guard !names.isEmpty else { throw CommandError.usage("--scenarios: no .json files in \(StoreAccess.shown(directory))") }
         var sources: [(file: String, text: String)] = []
         for name in names {
             let path = directory + "/" + name
-            guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8) else {
-                throw CommandError.usage("--scenarios: cannot read \(path) as UTF-8 text")
+            let bytes: [UInt8]
+            do {
+                bytes = try InputFile.read(path, limit: InputFile.scenarioLimit)
+            } catch {
+                throw CommandError.usage("--scenarios: cannot read \(StoreAccess.shown(path)): \(error)")
+            }
+            guard let text = String(validating: bytes, as: UTF8.self) else {
+                throw CommandError.usage("--scenarios: \(StoreAccess.shown(path)) is not UTF-8 text")
             }
             sources.append((file: name, text: text))
         }

@@ -45,7 +45,7 @@ enum ScenarioCommand {
         do {
             scenario = try ScenarioRuns.load(path)
         } catch {
-            StandardStream.error.write("cairn scenario: \(path): \(error)\n")
+            StandardStream.error.write("cairn scenario: \(StoreAccess.shown(path)): \(error)\n")
             return .usage
         }
         let results: [ScenarioResult]
@@ -101,19 +101,22 @@ enum ScenarioRuns {
         if name == "all" { return BuiltInPolicies.all }
         switch Scenario.policy(named: name) {
         case .success(let policy): return [policy]
-        case .failure(let error): throw CommandError.usage("--policy: \(error.message), or all")
+        case .failure(let error):
+            // The parser's message names the policy in full; a long name is cut here.
+            if name.utf8.count > 64 { throw CommandError.usage("--policy: unknown policy \"\(abbreviated(name))\"") }
+            throw CommandError.usage("--policy: \(error.message), or all")
         }
     }
 
     /// Reads and checks the scenario file at `path`.
     static func load(_ path: String) throws(ScenarioFileError) -> Scenario {
-        let data: Data
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes = try InputFile.read(path, limit: InputFile.scenarioLimit)
         } catch {
-            throw ScenarioFileError("cannot read the file: \((error as NSError).localizedDescription)")
+            throw ScenarioFileError("cannot read the file: \(error)")
         }
-        return try Scenario.parse(fileContents: data)
+        return try Scenario.parse(fileContents: Data(bytes))
     }
 
     /// One run per policy, each on its own fresh store.

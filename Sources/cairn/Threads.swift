@@ -29,11 +29,15 @@ struct ThreadGroup: Sendable {
     }
 }
 
-/// A bounded first-in first-out queue between one producer and several consumers.
+/// A bounded first-in first-out queue between one producer and several consumers: at most
+/// `capacity` items, and at most `byteLimit` of their bytes (as the producer counts them)
+/// unless it holds a single item.
 final class WorkQueue<Item: Sendable>: Sendable {
     private struct State {
-        var items: [Item] = []
+        // Popped slots are cleared at once, so the queue never holds an item past its pop.
+        var items: [(item: Item?, bytes: Int)] = []
         var head = 0
+        var bytes = 0
         var finished = false
         var cancelled = false
         var count: Int { items.count - head }
@@ -43,21 +47,27 @@ final class WorkQueue<Item: Sendable>: Sendable {
     /// for items.
     private let state = ConditionLock(State())
     private let capacity: Int
+    private let byteLimit: Int
 
-    init(capacity: Int) {
+    init(capacity: Int, byteLimit: Int = .max) {
         self.capacity = capacity
+        self.byteLimit = byteLimit
     }
 
-    /// Adds `item`, waiting while the queue is full. Returns false when cancelled.
-    func push(_ item: Item) -> Bool {
+    /// Adds `item`, of `bytes` bytes, waiting while the queue is full. Returns false when
+    /// cancelled.
+    func push(_ item: Item, bytes: Int = 0) -> Bool {
         defer { state.broadcast() }
-        return state.wait(until: { $0.count < capacity || $0.cancelled }) { state, _ in
+        return state.wait(until: { state in
+            state.cancelled || state.count == 0 || (state.count < capacity && state.bytes + bytes <= byteLimit)
+        }) { state, _ in
             if state.cancelled { return false }
             if state.head > capacity {
                 state.items.removeFirst(state.head)
                 state.head = 0
             }
-            state.items.append(item)
+            state.items.append((item: item, bytes: bytes))
+            state.bytes += bytes
             return true
         }
     }
@@ -69,7 +79,10 @@ final class WorkQueue<Item: Sendable>: Sendable {
         return state.wait(until: { $0.count > 0 || $0.finished || $0.cancelled }) { state, _ in
             if state.cancelled || state.count == 0 { return nil }
             state.head += 1
-            return state.items[state.head - 1]
+            let popped = state.items[state.head - 1]
+            state.items[state.head - 1].item = nil
+            state.bytes -= popped.bytes
+            return popped.item
         }
     }
 

@@ -722,7 +722,7 @@ extension CairnToolTests {
             try process.run()
             process.waitUntilExit()
             return ToolRun(arguments: arguments, status: process.terminationStatus,
-                           output: try String(contentsOfFile: outputPath, encoding: .utf8),
+                           outputBytes: Array(try Data(contentsOf: URL(fileURLWithPath: outputPath))),
                            errorOutput: try String(contentsOfFile: errorPath, encoding: .utf8))
         }
     }

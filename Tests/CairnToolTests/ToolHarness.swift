@@ -45,8 +45,14 @@ enum CairnBinary {
 struct ToolRun: CustomStringConvertible {
     let arguments: [String]
     let status: Int32
-    let output: String
+    /// Standard output's bytes.
+    let outputBytes: [UInt8]
     let errorOutput: String
+    /// Whether the run was killed for outliving its time limit (then `status` is 137).
+    var timedOut = false
+
+    /// Standard output as UTF-8 (invalid bytes as U+FFFD).
+    var output: String { String(decoding: outputBytes, as: UTF8.self) }
 
     /// Standard output split into lines, without the final empty one.
     var lines: [String] {
@@ -54,27 +60,48 @@ struct ToolRun: CustomStringConvertible {
     }
 
     var description: String {
-        "cairn \(arguments.joined(separator: " ")) exited \(status)\nstdout: \(output)\nstderr: \(errorOutput)"
+        "cairn \(arguments.joined(separator: " ")) exited \(status)\(timedOut ? " (killed: timed out)" : "")\n"
+            + "stdout: \(output.prefix(2000))\nstderr: \(errorOutput.prefix(2000))"
     }
 }
 
 /// Runs `cairn arguments...` to completion, with `input` on standard input.
 func cairn(_ arguments: String..., input: String = "") throws -> ToolRun {
-    try cairn(arguments, input: input)
+    try cairn(arguments, input: Array(input.utf8))
 }
 
 /// Runs `cairn` with `arguments` to completion, with `input` on standard input.
 func cairn(_ arguments: [String], input: String = "") throws -> ToolRun {
-    let binary = try CairnBinary.require()
+    try cairn(arguments, input: Array(input.utf8))
+}
+
+/// Runs `cairn` with `arguments` and the bytes `input` on standard input; kills it (SIGKILL)
+/// when it runs longer than `timeout` seconds, so a hang fails the test instead of the run.
+func cairn(_ arguments: [String], input: [UInt8], timeout: Double = 120) throws -> ToolRun {
+    try run(executable: try CairnBinary.require(), arguments, input: input, environment: nil, timeout: timeout)
+}
+
+/// Runs `/bin/sh -c script` (redirections such as `>&-` close descriptors in the child for
+/// real), with `$CAIRN` the binary under test and `variables` in the environment.
+func shell(_ script: String, _ variables: [String: String] = [:], timeout: Double = 120) throws -> ToolRun {
+    var environment = ProcessInfo.processInfo.environment
+    environment["CAIRN"] = try CairnBinary.require()
+    for (name, value) in variables { environment[name] = value }
+    return try run(executable: "/bin/sh", ["-c", script], input: [], environment: environment, timeout: timeout)
+}
+
+private func run(executable: String, _ arguments: [String], input: [UInt8], environment: [String: String]?,
+                 timeout: Double) throws -> ToolRun {
     let scratch = try TemporaryDirectory(purpose: "run")
     defer { scratch.remove() }
     let outputPath = scratch.path + "/stdout", errorPath = scratch.path + "/stderr", inputPath = scratch.path + "/stdin"
-    try Data(input.utf8).write(to: URL(fileURLWithPath: inputPath))
+    try Data(input).write(to: URL(fileURLWithPath: inputPath))
     try Data().write(to: URL(fileURLWithPath: outputPath))
     try Data().write(to: URL(fileURLWithPath: errorPath))
     let process = Process()
-    process.executableURL = URL(fileURLWithPath: binary)
+    process.executableURL = URL(fileURLWithPath: executable)
     process.arguments = arguments
+    if let environment { process.environment = environment }
     // Files rather than pipes: nothing to drain while the process runs.
     let inputHandle = try FileHandle(forReadingFrom: URL(fileURLWithPath: inputPath))
     let outputHandle = try FileHandle(forWritingTo: URL(fileURLWithPath: outputPath))
@@ -88,11 +115,22 @@ func cairn(_ arguments: [String], input: String = "") throws -> ToolRun {
     process.standardOutput = outputHandle
     process.standardError = errorHandle
     try process.run()
+    let deadline = Date().addingTimeInterval(timeout)
+    var timedOut = false
+    while process.isRunning {
+        if Date() > deadline {
+            kill(process.processIdentifier, SIGKILL)
+            timedOut = true
+            break
+        }
+        usleep(2_000)
+    }
     process.waitUntilExit()
     let status = process.terminationReason == .exit ? process.terminationStatus : 128 + process.terminationStatus
     return ToolRun(arguments: arguments, status: status,
-                   output: try String(contentsOfFile: outputPath, encoding: .utf8),
-                   errorOutput: try String(contentsOfFile: errorPath, encoding: .utf8))
+                   outputBytes: Array(try Data(contentsOf: URL(fileURLWithPath: outputPath))),
+                   errorOutput: String(decoding: try Data(contentsOf: URL(fileURLWithPath: errorPath)), as: UTF8.self),
+                   timedOut: timedOut)
 }
 
 /// A fresh directory under the system's temporary directory.
