@@ -147,7 +147,7 @@ import Glibc
         snapshot.close()
 
         // Objects.
-        let objects = ObjectStore(store: store, schema: TortureModel.schema)
+        let objects = try ObjectStore(store: store, schema: TortureModel.schema)
         let context = objects.newBackgroundContext(name: "checker")
         try context.performAndWait {
             var groups: [String: [(id: ObjectID, size: Int, writes: Int, version: UInt64, payloadOK: Bool)]] = [:]

@@ -113,8 +113,8 @@ enum KillWorker {
         relaxed.saveDurability = .normal
         // Two object stores on one engine store: each has its own key-allocation lock, so
         // allocations race through the engine's conditions too.
-        let objects = [ObjectStore(store: store, schema: TortureModel.schema, options: durable),
-                       ObjectStore(store: store, schema: TortureModel.schema, options: relaxed)]
+        let objects = [try! ObjectStore(store: store, schema: TortureModel.schema, options: durable),
+                       try! ObjectStore(store: store, schema: TortureModel.schema, options: relaxed)]
         let lossy: [any MergePolicy] = [.storeTrump, .objectTrump, .overwrite, .rollback]
         let policies: [(policy: any MergePolicy, lossless: Bool)] = [
             (.error, true),
