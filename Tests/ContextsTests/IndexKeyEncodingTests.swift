@@ -42,6 +42,16 @@ import Testing
         #expect(IndexKeyEncoding.encoded(.int(1)) == [2, 0x80, 0, 0, 0, 0, 0, 0, 1])
     }
 
+    /// The worked example of Docs/Contexts.md, byte for byte: the format is frozen.
+    @Test func theDocumentedEntryBytesArePinned() {
+        let values = IndexKeyEncoding.encoded(.string("Oslo")) + IndexKeyEncoding.encoded(.int(30))
+        #expect(values == [0x04, 0x4F, 0x73, 0x6C, 0x6F, 0x00, 0x00, 0x02, 0x80, 0, 0, 0, 0, 0, 0, 0x1E])
+        #expect(IndexKeyEncoding.encoded(.bool(true)) == [0x01, 0x01])
+        #expect(IndexKeyEncoding.encoded(.double(-1)) == [0x03, 0x40, 0x0F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF])
+        #expect(IndexKeyEncoding.encoded(.bytes([0, 1])) == [0x05, 0x00, 0xFF, 0x01, 0x00, 0x00])
+        #expect(IndexKeyEncoding.encoded(.date(Date(timeIntervalSinceReferenceDate: 0))) == [0x06, 0x80, 0, 0, 0, 0, 0, 0, 0])
+    }
+
     /// The order ``FetchPredicate`` and sorting use: null first, then by value.
     static func valueOrder(_ left: AttributeValue, _ right: AttributeValue) -> Int {
         switch (left, right) {
