@@ -116,6 +116,8 @@ final class ScenarioRunner {
         var options = ObjectStore.Options()
         // A scratch store that is removed at the end: no need to wait for fdatasync.
         options.saveDurability = .normal
+        // Opening builds the indexes a schema declares: say so on stderr, as every cairn store opener does.
+        options.indexBuildProgress = { progress in FileHandle.standardError.write(Data("cairn: index \(progress)\n".utf8)) }
         let objects: ObjectStore
         do {
             objects = try ObjectStore(directory: directory.path, schema: scenario.schema, options: options)

@@ -27,7 +27,7 @@ struct PersistenceTests {
             objects.close()
         }
         let store = try Store(directory: directory.path)
-        let reopened = ObjectStore(store: store, schema: testSchema)
+        let reopened = try ObjectStore(store: store, schema: testSchema)
         defer { reopened.close() }
         let context = reopened.newBackgroundContext()
         try context.performAndWait {

@@ -65,6 +65,22 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// ```
     case storage(StorageError)
 
+    /// A fetch request's predicate or sort names an attribute the entity lacks (it would match
+    /// nothing, or sort by nothing, silently).
+    ///
+    /// ```swift
+    /// catch ContextError.unknownAttribute(let entity, let attribute) { print("\(entity) has no \(attribute)") }
+    /// ```
+    case unknownAttribute(entity: String, attribute: String)
+
+    /// A fetch request's predicate compares an attribute with a value of another type (ints and
+    /// doubles compare as numbers; `.null` goes with every type).
+    ///
+    /// ```swift
+    /// catch ContextError.predicateTypeMismatch(let entity, let attribute, let expected, let found) { … }
+    /// ```
+    case predicateTypeMismatch(entity: String, attribute: String, expected: AttributeType, found: AttributeValue)
+
     /// What went wrong, naming the object or entity.
     ///
     /// ```swift
@@ -88,6 +104,10 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "stored value of \(id) is corrupt: \(error)"
         case .storage(let error):
             return "storage error: \(error)"
+        case let .unknownAttribute(entity, attribute):
+            return "entity \(entity) has no attribute named \"\(attribute)\" (named in a fetch request's predicate or sort)"
+        case let .predicateTypeMismatch(entity, attribute, expected, found):
+            return "a predicate compares \(entity).\(attribute), of type \(expected), with \(found), a value of another type"
         }
     }
 }

@@ -7,7 +7,9 @@ enum AttributeOrder {
     /// (null, different types, NaN).
     static func compare(_ left: AttributeValue, _ right: AttributeValue) -> Int? {
         switch (left, right) {
-        case let (.string(a), .string(b)): return a < b ? -1 : (a == b ? 0 : 1)
+        case let (.string(a), .string(b)):
+            if a == b { return 0 }  // canonical equivalence, as NFC bytes are equal
+            return nfc(a).utf8.lexicographicallyPrecedes(nfc(b).utf8) ? -1 : 1
         case let (.int(a), .int(b)): return a < b ? -1 : (a == b ? 0 : 1)
         case let (.double(a), .double(b)):
             if a.isNaN || b.isNaN { return nil }
@@ -21,6 +23,14 @@ enum AttributeOrder {
         case let (.date(a), .date(b)): return a < b ? -1 : (a == b ? 0 : 1)
         default: return nil
         }
+    }
+
+    /// A string's NFC form, whose UTF-8 bytes order strings here and in indexes. (Swift's `<`
+    /// is not a strict order on strings that are not NFC: "e\u{301}" and "\u{E9}b" are
+    /// unordered.) ASCII is its own NFC form and costs no Foundation call.
+    static func nfc(_ text: String) -> String {
+        if text.utf8.allSatisfy({ $0 < 0x80 }) { return text }
+        return text.precomposedStringWithCanonicalMapping
     }
 
     /// An exact int-versus-double comparison: converting the int to Double would round above 2^53.

@@ -4,7 +4,8 @@ import Policies
 /// or a closure for anything else.
 ///
 /// Comparison rules: ints and doubles compare as numbers (`.int(1)` equals `.double(1)`);
-/// other values compare only with their own type (strings by Swift's `<`, bytes
+/// other values compare only with their own type (strings by the UTF-8 bytes of their NFC form,
+/// equal when canonically equivalent; bytes
 /// lexicographically, `false < true`, dates in time order). Ordering comparisons with `.null`
 /// or with a value of another type are false; `== .null` matches unset attributes.
 ///

@@ -97,6 +97,10 @@ public struct FetchRequest: Sendable {
     /// ```
     public var fetchOffset: Int
 
+    /// Whether the fetch may read through an index (false: always a scan). For tests that
+    /// compare both ways; `package`: not public API.
+    package var usesIndexes = true
+
     /// Creates a request; everything but the entity is optional.
     ///
     /// ```swift

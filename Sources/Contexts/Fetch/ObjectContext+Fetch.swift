@@ -21,12 +21,14 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [StoredObject] {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        try request.validate(against: entity)
+        let plan = indexPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
         // registered together at the end (`register(made:ids:)` says why), so a fetch that fails
         // registers nothing.
         var made: [StoredObject] = [], ids: [ObjectID] = []
         var objects: [StoredObject] = []
-        if request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
+        if plan == nil && request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
             // Nothing to sort or cut: every match is in the result, in visiting order, so there
             // is no need to collect candidates first.
             let layout = entity.layout
@@ -60,7 +62,7 @@ extension ObjectContext {
             }
             if onlyMade { objects = made }
         } else {
-            objects = try matches(for: request, entity: entity).map { candidate in
+            objects = try matches(for: request, entity: entity, plan: plan).map { candidate in
                 switch candidate.source {
                 case .registered(let object):
                     return object
@@ -95,7 +97,13 @@ extension ObjectContext {
     public func count(for request: FetchRequest) throws(ContextError) -> Int {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
-        return try matches(for: request, entity: entity).count
+        try request.validate(against: entity)
+        let plan = indexPlan(for: request, entity: entity)
+        if let plan, plan.exact {
+            return try indexedCount(plan, request: request, entity: entity,
+                                    predicate: request.predicate.map { ResolvedPredicate($0, layout: entity.layout) })
+        }
+        return try matches(for: request, entity: entity, plan: plan).count
     }
 
     /// A matching object before it is registered.
@@ -109,25 +117,15 @@ extension ObjectContext {
         let baseOrder: Int
     }
 
-    func matches(for request: FetchRequest, entity: EntityDescription) throws(ContextError) -> [Candidate] {
+    func matches(for request: FetchRequest, entity: EntityDescription, plan: IndexPlan?) throws(ContextError) -> [Candidate] {
         let layout = entity.layout
         // Attribute names resolved to positions once per fetch, not once per object.
         let predicate = request.predicate.map { ResolvedPredicate($0, layout: layout) }
         var candidates: [Candidate] = []
-        try forEachVisible(of: entity) { item in
-            let values: ObjectValues
-            let source: Candidate.Source
-            switch item {
-            case .registered(let object):
-                values = object.current
-                source = .registered(object)
-            case .base(let record):
-                values = record.values
-                source = .stored(record.id, version: record.version)
-            }
-            if predicate?.evaluate(values, layout: layout) ?? true {
-                candidates.append(Candidate(source: source, values: values, baseOrder: candidates.count))
-            }
+        if let plan {
+            candidates = try indexedCandidates(plan, request: request, entity: entity, predicate: predicate)
+        } else {
+            try scanCandidates(of: entity, predicate: predicate, into: &candidates)
         }
         if !request.sortDescriptors.isEmpty {
             let keys = request.sortDescriptors.map { (property: PropertyReference($0.attribute, layout: layout), ascending: $0.ascending) }
@@ -143,6 +141,28 @@ extension ObjectContext {
         let end = request.fetchLimit.map { start + min(max($0, 0), candidates.count - start) } ?? candidates.count
         if start == 0 && end == candidates.count { return candidates }
         return Array(candidates[start..<end])
+    }
+
+    /// The scan: every visible object, in base order, that matches.
+    private func scanCandidates(
+        of entity: EntityDescription, predicate: ResolvedPredicate?, into candidates: inout [Candidate]
+    ) throws(ContextError) {
+        let layout = entity.layout
+        try forEachVisible(of: entity) { item in
+            let values: ObjectValues
+            let source: Candidate.Source
+            switch item {
+            case .registered(let object):
+                values = object.current
+                source = .registered(object)
+            case .base(let record):
+                values = record.values
+                source = .stored(record.id, version: record.version)
+            }
+            if predicate?.evaluate(values, layout: layout) ?? true {
+                candidates.append(Candidate(source: source, values: values, baseOrder: candidates.count))
+            }
+        }
     }
 }
 

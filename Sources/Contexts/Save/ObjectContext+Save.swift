@@ -119,6 +119,10 @@ extension ObjectContext {
                     entryOfOperation.append(index)
                 }
             }
+            // After the record operations: operation i stays entry i's record (`finish`).
+            if core.schema.hasIndexes {
+                for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
+            }
             guard !batch.isEmpty else {
                 // Every entry resolved to "write nothing" (take the store's state, both deleted).
                 finish(consume entries, recordVersions: [], entryOfOperation: [], commitVersion: nil,

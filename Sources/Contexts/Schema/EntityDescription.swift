@@ -1,13 +1,14 @@
 import Policies
 
-/// A kind of object: a name and its typed attributes. Objects of one entity live in one table.
+/// A kind of object: a name, its typed attributes and its indexes. Objects of one entity live
+/// in one table; each index in a table of its own.
 ///
 /// ```swift
 /// let person = EntityDescription("Person", attributes: [
 ///     AttributeDescription("name", .string),
 ///     AttributeDescription("age", .int),
 ///     AttributeDescription("city", .string, isOptional: true),
-/// ])
+/// ], indexes: [["name"], ["city", "age"]])
 /// ```
 public struct EntityDescription: Sendable, Hashable {
     /// Everything derived from the name and attributes, built once. One reference, so copying
@@ -29,13 +30,25 @@ public struct EntityDescription: Sendable, Hashable {
     /// ```
     public var attributes: [AttributeDescription] { layout.attributes }
 
-    /// Describes an entity; ``Schema/init(_:)`` checks names and duplicates.
+    /// The indexes, each a list of attribute names (one for a single index, more for a compound
+    /// one, in that order), as given.
     ///
     /// ```swift
-    /// let tag = EntityDescription("Tag", attributes: [AttributeDescription("label", .string)])
+    /// person.indexes   // [["name"], ["city", "age"]]
     /// ```
-    public init(_ name: String, attributes: [AttributeDescription]) {
-        layout = EntityLayout(name: name, attributes: attributes)
+    public var indexes: [[String]] { layout.indexes.map(\.attributeNames) }
+
+    /// Describes an entity; ``Schema/init(_:)`` checks names, duplicates and indexes.
+    ///
+    /// `indexes` are Core Data's: each list is one index, on those attributes in that order.
+    /// Fetches whose predicate or sort uses an index read only its matching range (see
+    /// Docs/Contexts.md, "Indexes"); saves keep every index in the same commit as the records.
+    ///
+    /// ```swift
+    /// let tag = EntityDescription("Tag", attributes: [AttributeDescription("label", .string)], indexes: [["label"]])
+    /// ```
+    public init(_ name: String, attributes: [AttributeDescription], indexes: [[String]] = []) {
+        layout = EntityLayout(name: name, attributes: attributes, indexes: indexes)
     }
 
     /// The attribute named `name`, or nil.
@@ -58,16 +71,17 @@ public struct EntityDescription: Sendable, Hashable {
         layout.defaultValues.dictionary(layout)
     }
 
-    /// Equal when the names and attributes are (the layout is derived from them).
+    /// Equal when the names, attributes and indexes are (the layout is derived from them).
     ///
     /// ```swift
     /// EntityDescription("Tag", attributes: []) == EntityDescription("Tag", attributes: [])   // true
     /// ```
     public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool {
-        lhs.layout === rhs.layout || (lhs.layout.name == rhs.layout.name && lhs.layout.attributes == rhs.layout.attributes)
+        lhs.layout === rhs.layout || (lhs.layout.name == rhs.layout.name && lhs.layout.attributes == rhs.layout.attributes
+            && lhs.indexes == rhs.indexes)
     }
 
-    /// Hashes the name and attributes, consistently with ``==(_:_:)``.
+    /// Hashes the name and attributes (not the indexes: equal ones hash equally), consistently with ``==(_:_:)``.
     ///
     /// ```swift
     /// let entities: Set<EntityDescription> = [person]
@@ -103,8 +117,11 @@ package final class EntityLayout: Sendable {
     let defaultValues: ObjectValues
     /// Every attribute null: the values of an object not loaded yet.
     let nullValues: ObjectValues
+    /// The indexes, as declared; attributes the entity lacks resolve to no position, and
+    /// ``Schema`` refuses such an index, so a schema's layouts resolve every one.
+    let indexes: [IndexLayout]
 
-    init(name: String, attributes: [AttributeDescription]) {
+    init(name: String, attributes: [AttributeDescription], indexes: [[String]] = []) {
         self.name = name
         self.attributes = attributes
         tableName = StorageMapping.table(for: name)
@@ -122,6 +139,10 @@ package final class EntityLayout: Sendable {
         positionsByName = attributes.indices.sorted { attributes[$0].name < attributes[$1].name }
         defaultValues = ObjectValues(attributes.map(\.defaultValue))
         nullValues = ObjectValues(repeating: .null, count: attributes.count)
+        self.indexes = indexes.map { names in
+            IndexLayout(entityName: name, attributeNames: names, positions: names.map { index[$0] ?? -1 },
+                        types: names.map { index[$0].map { attributes[$0].type } ?? .string })
+        }
     }
 
     var count: Int { attributes.count }

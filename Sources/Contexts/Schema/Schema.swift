@@ -18,6 +18,9 @@ public struct Schema: Sendable, Hashable {
 
     private let indexByName: [String: Int]
 
+    /// Whether any entity declares an index: a save of a schema without one does no index work.
+    let hasIndexes: Bool
+
     /// Builds a schema, checking every entity and attribute.
     ///
     /// ```swift
@@ -48,9 +51,11 @@ public struct Schema: Sendable, Hashable {
                         expected: attribute.type, found: attribute.defaultValue)
                 }
             }
+            try Self.checkIndexes(of: entity)
         }
         self.entities = entities
         indexByName = index
+        hasIndexes = entities.contains { !$0.layout.indexes.isEmpty }
     }
 
     /// The entity named `name`, or nil.
@@ -61,6 +66,23 @@ public struct Schema: Sendable, Hashable {
     public func entity(named name: String) -> EntityDescription? {
         indexByName[name].map { entities[$0] }
     }
+
+    private static func checkIndexes(of entity: EntityDescription) throws(SchemaError) {
+        var seen = Set<[String]>()
+        for index in entity.layout.indexes {
+            let names = index.attributeNames
+            guard !names.isEmpty, Set(names).count == names.count, index.tableName.utf8.count <= maxTableNameBytes else {
+                throw SchemaError.invalidIndex(entity: entity.name, attributes: names)
+            }
+            if let position = index.positions.firstIndex(of: -1) {
+                throw SchemaError.indexOnUnknownAttribute(entity: entity.name, attribute: names[position])
+            }
+            guard seen.insert(names).inserted else { throw SchemaError.duplicateIndex(entity: entity.name, attributes: names) }
+        }
+    }
+
+    /// The engine's limit on a table name.
+    static let maxTableNameBytes = 200
 
     // Entity names go into table names (200-byte limit with our prefix) and object ID URIs;
     // attribute names go into every stored value. Identifier characters keep both unambiguous.

@@ -40,6 +40,25 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SchemaError.defaultValueOfWrongType(entity: "Person", attribute: "age", expected: .int, found: .string("x"))
     /// ```
     case defaultValueOfWrongType(entity: String, attribute: String, expected: AttributeType, found: AttributeValue)
+    /// An index names an attribute the entity lacks.
+    ///
+    /// ```swift
+    /// SchemaError.indexOnUnknownAttribute(entity: "Person", attribute: "nmae")
+    /// ```
+    case indexOnUnknownAttribute(entity: String, attribute: String)
+    /// An index lists no attribute, lists one twice, or its table name (`index:<Entity>:<a,b>`)
+    /// would be over the store's 200 bytes.
+    ///
+    /// ```swift
+    /// SchemaError.invalidIndex(entity: "Person", attributes: [])
+    /// ```
+    case invalidIndex(entity: String, attributes: [String])
+    /// Two indexes of one entity list the same attributes in the same order.
+    ///
+    /// ```swift
+    /// SchemaError.duplicateIndex(entity: "Person", attributes: ["name"])
+    /// ```
+    case duplicateIndex(entity: String, attributes: [String])
 
     /// What is wrong, naming the entity and attribute.
     ///
@@ -58,6 +77,13 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
             return "entity \(entity) has two attributes named \"\(attribute)\""
         case let .defaultValueOfWrongType(entity, attribute, expected, found):
             return "default value \(found) of \(entity).\(attribute) is not of its type \(expected)"
+        case let .indexOnUnknownAttribute(entity, attribute):
+            return "an index of entity \(entity) names \"\(attribute)\", which is not one of its attributes"
+        case let .invalidIndex(entity, attributes):
+            return "invalid index [\(attributes.joined(separator: ", "))] of entity \(entity): list 1 or more distinct attributes, "
+                + "with a table name index:\(entity):<attributes> of at most 200 bytes"
+        case let .duplicateIndex(entity, attributes):
+            return "entity \(entity) declares the index [\(attributes.joined(separator: ", "))] twice"
         }
     }
 }

@@ -184,7 +184,9 @@ extension ObjectStore {
     /// ```
     ///
     /// - Throws: ``ContextError/storage(_:)`` when the store cannot be opened (for example
-    ///   `.locked` when another process has it open).
+    ///   `.locked` when another process has it open) or an index it must build does not fit
+    ///   one commit (`.tooLarge`); ``ContextError/corruptValue(_:_:)`` for a record an index
+    ///   build cannot decode.
     public convenience init(directory: String, schema: Schema, options: Options = Options()) throws(ContextError) {
         let store: Store
         do {
@@ -192,13 +194,19 @@ extension ObjectStore {
         } catch {
             throw ContextError.storage(StorageError(error, operation: "open"))
         }
-        self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+        do {
+            try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+        } catch {
+            store.close()
+            throw error
+        }
     }
 
-    /// Uses an already open engine store with `schema`. Entity tables are named
-    /// `entity:<Entity>`; other tables of the store are left alone.
-    package convenience init(store: Store, schema: Schema, options: Options = Options()) {
-        self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+    /// Uses an already open engine store with `schema` (building or dropping indexes as the
+    /// designated initializer does). Entity tables are named `entity:<Entity>`, index tables
+    /// `index:<Entity>:<attributes>`; other tables of the store are left alone.
+    package convenience init(store: Store, schema: Schema, options: Options = Options()) throws(ContextError) {
+        try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
     }
 
     /// The engine store underneath, for tests and tools (stats, checkpoints).

@@ -4,6 +4,12 @@
 //                             order), value = ValueCodec bytes of the object's values
 //   table "meta:sequences"    key = entity name (UTF-8), value = the next primary key to hand
 //                             out, 8 bytes big-endian
+//   table "index:<Entity>:<a,b>"  one per declared index: key = IndexKeyEncoding of the
+//                             object's values of a, b, … then its primary key (8 bytes
+//                             big-endian), value empty; written in the commit of the record
+//   table "meta:indexes"      key = an index table's name (UTF-8), value = [indexFormat]: the
+//                             indexes the store has built (and keeps), so an open with another
+//                             schema knows what to build or drop
 //
 // Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
 // The record version the store keeps per key is the object's version.
@@ -13,6 +19,21 @@ enum StorageMapping {
     static let sequenceTable = "meta:sequences"
 
     static func table(for entityName: String) -> String { "entity:" + entityName }
+
+    static let indexListTable = "meta:indexes"
+
+    /// The one index format so far: the value of its `meta:indexes` record.
+    static let indexFormat: [UInt8] = [1]
+
+    /// Entity and attribute names are identifiers, so neither ':' nor ',' can be part of one.
+    static func indexTable(entity: String, attributes: [String]) -> String {
+        "index:" + entity + ":" + attributes.joined(separator: ",")
+    }
+
+    static let indexTablePrefix = "index:"
+
+    /// The longest key the engine stores (LMDB's limit): index entries are kept under it.
+    static let maxKeyBytes = 511
 
     static func key(for primaryKey: UInt64) -> [UInt8] {
         // An array literal: the compiler allocates it with its type known (the generic copy

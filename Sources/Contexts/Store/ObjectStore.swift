@@ -54,6 +54,14 @@ public final class ObjectStore: Sendable {
         /// ```
         public var saveDurability: SaveDurability = .full
 
+        /// Called while opening the store builds or drops indexes (an added or removed index
+        /// of the schema), every 100,000 entries and when each is done. Default nil.
+        ///
+        /// ```swift
+        /// options.indexBuildProgress = { progress in FileHandle.standardError.write(Data("\(progress)\n".utf8)) }
+        /// ```
+        public var indexBuildProgress: (@Sendable (IndexBuildProgress) -> Void)? = nil
+
         /// The local engine's options (``mapSize``, and package-wide the rest): used when the
         /// object store opens a directory itself.
         var engine = EngineOptions()
@@ -93,7 +101,10 @@ public final class ObjectStore: Sendable {
     let coordinator: StoreCoordinator
 
     /// Uses `storage` with `schema`: the designated initializer every backend's goes through.
-    package init(storage: any ObjectStorage, schema: Schema, options: Options = Options()) {
+    /// Builds the indexes the schema adds and drops the ones it removed, in one commit
+    /// (IndexReconciliation.swift), before any context can read.
+    package init(storage: any ObjectStorage, schema: Schema, options: Options = Options()) throws(ContextError) {
+        try IndexReconciliation.run(storage: storage, schema: schema, progress: options.indexBuildProgress)
         self.schema = schema
         self.options = options
         coordinator = StoreCoordinator(storage: storage, schema: schema, options: options)

@@ -17,6 +17,8 @@ import Glibc
 /// - every counter's value equals its record version, which is at least the acknowledged one;
 /// - every object group is whole, its objects' `writes` equal their record version, at least
 ///   the acknowledged one, their payload the one written;
+/// - the Item indexes (`group`, `writes,size`) hold exactly one entry per record
+///   (`indexProblems()`), and a fetch by group through its index finds what the scan finds;
 /// - the lossless tally holds every acknowledged increment (and no more than were begun).
 ///
 /// A process crash loses nothing from the page cache, so acknowledged `.normal` commits must
@@ -147,7 +149,9 @@ import Glibc
         snapshot.close()
 
         // Objects.
-        let objects = ObjectStore(store: store, schema: TortureModel.schema)
+        let objects = try ObjectStore(store: store, schema: TortureModel.schema)
+        // Index entries were written in the commits of their records: recovery keeps both or neither.
+        for problem in try objects.indexProblems() { problems.append("after recovery: \(problem)") }
         let context = objects.newBackgroundContext(name: "checker")
         try context.performAndWait {
             var groups: [String: [(id: ObjectID, size: Int, writes: Int, version: UInt64, payloadOK: Bool)]] = [:]
@@ -178,6 +182,10 @@ import Glibc
                 if expected.deleted {
                     if found != nil { problems.append("object group \(group) was deleted (acknowledged) but is present") }
                     continue
+                }
+                let viaIndex = try context.count(for: FetchRequest(entityName: "Item", predicate: .compare("group", .equal, .string(group))))
+                if viaIndex != found?.count ?? 0 {
+                    problems.append("object group \(group): the group index finds \(viaIndex), the scan \(found?.count ?? 0)")
                 }
                 guard let found else {
                     if !expected.deleteBegun { problems.append("acknowledged object group \(group) is missing") }

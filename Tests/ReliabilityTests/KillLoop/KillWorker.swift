@@ -39,7 +39,7 @@ enum TortureModel {
                     AttributeDescription("size", .int),
                     AttributeDescription("writes", .int),
                     AttributeDescription("payload", .string),
-                ]),
+                ], indexes: [["group"], ["writes", "size"]]),
                 EntityDescription("Tally", attributes: [
                     AttributeDescription("count", .int, defaultValue: .int(0)),
                     AttributeDescription("label", .string, isOptional: true),
@@ -113,8 +113,14 @@ enum KillWorker {
         relaxed.saveDurability = .normal
         // Two object stores on one engine store: each has its own key-allocation lock, so
         // allocations race through the engine's conditions too.
-        let objects = [ObjectStore(store: store, schema: TortureModel.schema, options: durable),
-                       ObjectStore(store: store, schema: TortureModel.schema, options: relaxed)]
+        let objects: [ObjectStore]
+        do {
+            objects = [try ObjectStore(store: store, schema: TortureModel.schema, options: durable),
+                       try ObjectStore(store: store, schema: TortureModel.schema, options: relaxed)]
+        } catch {
+            acks.line("err open objects: \(error)")
+            return 1
+        }
         let lossy: [any MergePolicy] = [.storeTrump, .objectTrump, .overwrite, .rollback]
         let policies: [(policy: any MergePolicy, lossless: Bool)] = [
             (.error, true),

@@ -1,0 +1,34 @@
+// Index maintenance: a save moves each index entry of an object from the values its commit is
+// conditioned on (the ancestor, the record at `ancestorVersion`) to the values it writes, in
+// the same batch, after every record operation (so operation i is still entry i's record) and
+// with no condition (an index entry never makes a save conflict). Conflict rounds change the
+// entries' values and ancestors, and each attempt's batch is made again from them, so the
+// index follows exactly the records each commit writes.
+
+extension SaveEntry {
+    /// Appends the index deletes and puts that take the entry's indexes from its ancestor to
+    /// the values it writes; nothing for an index whose key does not change.
+    func appendIndexOperations(to batch: inout StorageBatch) {
+        let indexes = object.entity.layout.indexes
+        guard !indexes.isEmpty, let primaryKey = id.primaryKey else { return }
+        let old: ObjectValues?, new: ObjectValues?
+        switch step {
+        case .insert:
+            (old, new) = (nil, values)
+        case .update:
+            // Version 0: a re-insert of a record the store deleted, whose entries went with it.
+            (old, new) = (ancestorVersion == 0 ? nil : ancestorValues, values)
+        case .delete:
+            (old, new) = (ancestorValues, nil)
+        case .check, .takeStore, .dropDeleted:
+            return
+        }
+        for index in indexes {
+            let oldKey = old.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
+            let newKey = new.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
+            if oldKey == newKey { continue }
+            if let oldKey { batch.delete(oldKey, in: index.tableName, if: nil) }
+            if let newKey { batch.put([], forKey: newKey, in: index.tableName, if: nil) }
+        }
+    }
+}

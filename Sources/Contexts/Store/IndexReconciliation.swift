@@ -1,0 +1,116 @@
+import Policies
+
+// Opening a store with a schema brings the store's indexes to the schema's in one commit: the
+// indexes it declares and the store lacks are built from the entity tables, the ones the store
+// has (its `meta:indexes` list) and the schema no longer declares are dropped, and the list is
+// rewritten, all-or-nothing. So after a crash the store has either the old indexes or the new
+// ones, never half of one. The list's records are conditioned, so two openers racing retry.
+//
+// One commit bounds a build: its payload (about 30 bytes plus the key per entry) must stay
+// under the engine's commit limit (1 GiB, about 20 million entries of short keys); past it the
+// open fails with `ContextError.storage` whose code is `.tooLarge`, and nothing is written.
+
+/// What an index build reports while it runs (``ObjectStore/Options/indexBuildProgress``).
+public struct IndexBuildProgress: Sendable, CustomStringConvertible {
+    /// The index's table, `index:<Entity>:<attr,attr>`.
+    public let table: String
+    /// What is happening: `"building"` with the entries so far, `"built"`, or `"dropped"`.
+    public let phase: String
+    /// Entries written (or removed) so far.
+    public let entries: Int
+
+    /// `index:Person:name: building, 10000 entries`.
+    public var description: String { "\(table): \(phase), \(entries) entries" }
+}
+
+enum IndexReconciliation {
+    /// How often a build reports progress, in entries.
+    static let progressInterval = 100_000
+
+    static func run(
+        storage: any ObjectStorage, schema: Schema, progress: (@Sendable (IndexBuildProgress) -> Void)?
+    ) throws(ContextError) {
+        var attempts = 0
+        while true {
+            attempts += 1
+            var batch = StorageBatch()
+            var reports: [IndexBuildProgress] = []
+            do {
+                let view = try storage.readView()
+                defer { view.close() }
+                var present: [String: UInt64] = [:]
+                try view.forEach(in: StorageMapping.indexListTable, from: nil, to: nil, reverse: false) { key, _, version in
+                    present[String(decoding: key, as: UTF8.self)] = version
+                    return true
+                }
+                var declared: [String: (entity: EntityDescription, index: IndexLayout)] = [:]
+                for entity in schema.entities {
+                    for index in entity.layout.indexes { declared[index.tableName] = (entity, index) }
+                }
+                let toDrop = present.keys.filter { declared[$0] == nil }.sorted()
+                let toBuild = declared.keys.filter { present[$0] == nil }.sorted()
+                guard !toDrop.isEmpty || !toBuild.isEmpty else { return }
+                for table in toDrop {
+                    let removed = try clear(table, in: view, into: &batch)
+                    batch.delete(Array(table.utf8), in: StorageMapping.indexListTable, if: .version(present[table]!))
+                    reports.append(IndexBuildProgress(table: table, phase: "dropped", entries: removed))
+                }
+                for table in toBuild {
+                    let (entity, index) = declared[table]!
+                    // Entries a writer of another schema may have left are replaced, not kept.
+                    _ = try clear(table, in: view, into: &batch)
+                    var entries = 0
+                    let layout = entity.layout
+                    try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
+                        guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+                        let values: ObjectValues
+                        do throws(ValueCodecError) {
+                            values = try ValueCodec.decode(value, layout: layout)
+                        } catch {
+                            throw ContextError.corruptValue(ObjectID(entityName: layout.name, primaryKey: primaryKey), error)
+                        }
+                        batch.put([], forKey: IndexKeyEncoding.entryKey(values, index: index, primaryKey: primaryKey), in: table, if: nil)
+                        entries += 1
+                        if entries % progressInterval == 0 {
+                            progress?(IndexBuildProgress(table: table, phase: "building", entries: entries))
+                        }
+                        return true
+                    }
+                    batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable, if: .absent)
+                    reports.append(IndexBuildProgress(table: table, phase: "built", entries: entries))
+                }
+            } catch {
+                throw ContextError(readFailure: error)
+            }
+            let outcome: StorageCommitOutcome
+            do {
+                outcome = try storage.commit(batch, durability: .full)
+            } catch {
+                throw ContextError.storage(error)
+            }
+            switch outcome {
+            case .committed:
+                for report in reports { progress?(report) }
+                return
+            case .conditionsFailed(let failures):
+                // Another opener changed the list meanwhile: look again.
+                guard attempts < 8 else {
+                    throw ContextError.storage(StorageError(
+                        code: .conditionsFailed, operation: "index build",
+                        message: "the store's index list kept changing: " + failures.map(\.description).joined(separator: "; ")))
+                }
+            }
+        }
+    }
+
+    /// Deletes every entry of `table` into `batch`; returns how many.
+    private static func clear(_ table: String, in view: any StorageReadView, into batch: inout StorageBatch) throws -> Int {
+        var count = 0
+        try view.forEach(in: table, from: nil, to: nil, reverse: false) { key, _, _ in
+            batch.delete(Array(key), in: table, if: nil)
+            count += 1
+            return true
+        }
+        return count
+    }
+}
