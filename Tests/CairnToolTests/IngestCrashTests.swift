@@ -32,7 +32,11 @@ extension CairnToolTests {
             var tornTails = 0
             for round in 0..<Self.rounds {
                 let delay = Int.random(in: 20...300, using: &random)
-                let killed = try Self.ingestAndKill(storePath: storePath, round: round, afterMilliseconds: delay)
+                // Odd rounds time the kill from the first acknowledgement, so that a slow start
+                // (a sanitizer build on a loaded machine) still kills mid-ingest; even rounds
+                // from the spawn, so that kills during start-up stay covered too.
+                let killed = try Self.ingestAndKill(
+                    storePath: storePath, round: round, afterMilliseconds: delay, fromFirstAcknowledgement: round % 2 == 1)
                 #expect(killed.wasKilled, "round \(round) (seed \(seed)): ingest ended on its own; stderr: \(killed.errorOutput)")
                 #expect(killed.unexpectedLines.isEmpty, "round \(round): unexpected output \(killed.unexpectedLines.prefix(5))")
                 var duplicates = 0
@@ -90,8 +94,12 @@ extension CairnToolTests {
         }
 
         /// Starts `cairn ingest`, feeds it lines without end, collects its `ok KEY` lines,
-        /// SIGKILLs it after `milliseconds`, and collects what it wrote before dying.
-        static func ingestAndKill(storePath: String, round: Int, afterMilliseconds milliseconds: Int) throws -> KilledIngest {
+        /// SIGKILLs it after `milliseconds` (counted from its first `ok` line when
+        /// `fromFirstAcknowledgement`, waiting at most 30 s for that line), and collects what it
+        /// wrote before dying.
+        static func ingestAndKill(
+            storePath: String, round: Int, afterMilliseconds milliseconds: Int, fromFirstAcknowledgement: Bool
+        ) throws -> KilledIngest {
             let errorFile = try TemporaryDirectory(purpose: "crash-stderr")
             defer { errorFile.remove() }
             let errorPath = errorFile.path + "/stderr"
@@ -119,9 +127,22 @@ extension CairnToolTests {
 
             var result = KilledIngest()
             var reader = AcknowledgementReader(descriptor: output.fileHandleForReading.fileDescriptor)
-            let deadline = started + UInt64(milliseconds) * 1_000_000
             var endedEarly = false
-            while true {
+            var from = started
+            if fromFirstAcknowledgement {
+                let startLimit = started + 30_000_000_000
+                while reader.lines.isEmpty {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    guard now < startLimit else { break }
+                    if !reader.readAvailable(waitingMilliseconds: Int32((startLimit - now + 999_999) / 1_000_000)) {
+                        endedEarly = true
+                        break
+                    }
+                }
+                from = DispatchTime.now().uptimeNanoseconds
+            }
+            let deadline = from + UInt64(milliseconds) * 1_000_000
+            while !endedEarly {
                 let now = DispatchTime.now().uptimeNanoseconds
                 guard now < deadline else { break }
                 if !reader.readAvailable(waitingMilliseconds: Int32((deadline - now + 999_999) / 1_000_000)) {
