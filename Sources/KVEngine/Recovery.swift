@@ -60,6 +60,18 @@ public struct RecoveryReport: Sendable, Hashable {
     /// after a segment's last record where the next segment continues (a torn seal), or
     /// bytes past a segment's capacity (trimmed).
     public var harmlessDamage: [String] = []
+    /// Set when the store opened for reading only, with the error that made it: the disk
+    /// is full, so opening could neither replay the log into LMDB nor start a log segment.
+    /// Reads see every commit (what LMDB lacks is read from the log into memory,
+    /// `commitsHeldInMemory`); every commit, flush and checkpoint throws (commits
+    /// `KVError.poisoned` with this error). Nothing on disk was changed. Reopen once space
+    /// is free.
+    public var openedReadOnly: KVError?
+    /// Commits read from the log into memory but not into LMDB (only when `openedReadOnly`).
+    public var commitsHeldInMemory = 0
+    /// What an interrupted creation had left (a data file shorter than LMDB's meta pages
+    /// and no log record), when opening found one and created the store again.
+    public var creationRedone: String?
 
     public init() {}
 }
