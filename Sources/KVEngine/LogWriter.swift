@@ -102,9 +102,21 @@ struct LogWriter {
     static func createSegment(_ fileSystem: any FileSystem, _ directory: String, firstVersion: UInt64,
                               capacity: Int) throws(KVError) -> any LogFile {
         let path = directory + "/" + LogFormat.segmentName(firstVersion: firstVersion)
+        let existed = fileSystem.exists(path)
         let file = try fileSystem.open(path, create: true)
         do throws(KVError) {
-            try file.truncate(to: 0)
+            if existed {
+                // Created again over a segment a crash left without records (its predecessor's
+                // seal may name it): never shorter than the smallest capacity at any moment, so
+                // that a segment shorter than that is one whose first creation was interrupted,
+                // or damage (`LogScanner.completedCreation`). What the old file held is zeroed.
+                try file.truncate(to: LogFormat.capacityUnit)
+                try [UInt8](repeating: 0, count: LogFormat.capacityUnit).withBytes { (raw) throws(KVError) in
+                    try file.write(raw, at: 0)
+                }
+            } else {
+                try file.truncate(to: 0)
+            }
             try LogRecordCodec.segmentHeader(firstVersion: firstVersion, capacity: capacity).withBytes { (raw) throws(KVError) in
                 try file.write(raw, at: 0)
             }
