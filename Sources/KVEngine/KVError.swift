@@ -15,7 +15,7 @@ import Glibc
 ///     for failure in failures { print(failure.key, failure.currentVersion) }
 /// }
 /// ```
-public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
+public enum KVError: Error, Sendable, Hashable, CustomStringConvertible {
     /// A key is longer than LMDB allows (`limit` bytes, 511 for LMDB's default build).
     case keyTooLong(length: Int, limit: Int)
     /// A key is empty; LMDB cannot store an empty key.
@@ -36,7 +36,8 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
     case corruptLog(file: String, offset: Int, reason: String)
     /// A stored record failed its checksum or does not decode.
     case corruptRecord(table: String, key: [UInt8], reason: String)
-    /// A file is not what Cairn expects (wrong magic or unknown format version).
+    /// A file is not what Cairn expects: not Cairn's (wrong magic, an unknown format
+    /// version) or damaged; `reason` says what was found.
     case wrongFormat(file: String, reason: String)
     /// An earlier write or fdatasync failed; every commit fails until the store is reopened.
     indirect case poisoned(KVError)
@@ -73,13 +74,16 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
         case let .lmdb(code, operation):
             return "LMDB \(operation) failed: \(String(cString: mdb_strerror(code))) (\(code))"
         case let .io(code, operation, path):
+            if code == ENOSPC || code == EDQUOT {
+                return "\(operation)(\(path)) failed: the disk is full (\(String(cString: strerror(code))), errno \(code)); free space and retry"
+            }
             return "\(operation)(\(path)) failed: \(String(cString: strerror(code))) (errno \(code))"
         case let .corruptLog(file, offset, reason):
             return "corrupt log \(file) at offset \(offset): \(reason)"
         case let .corruptRecord(table, key, reason):
             return "corrupt record in table \(table), key \(KVError.printable(key)): \(reason)"
         case let .wrongFormat(file, reason):
-            return "\(file) is not a Cairn file: \(reason)"
+            return "\(file): \(reason)"
         case let .poisoned(underlying):
             return "store is poisoned by an earlier I/O failure (\(underlying)); reopen it"
         case .closed:
@@ -94,6 +98,17 @@ public enum KVError: Error, Sendable, Equatable, CustomStringConvertible {
             return "no Cairn store at \(path)"
         case let .tooManyTables(limit):
             return "a commit would create more than \(limit) tables; open the store with a larger Options.maxTables"
+        }
+    }
+
+    /// Whether this is a full disk (or a full quota): ENOSPC or EDQUOT from a system call or
+    /// from LMDB, or a store poisoned by one. Freeing space and reopening clears it.
+    public var isDiskFull: Bool {
+        switch self {
+        case let .io(code, _, _): return code == ENOSPC || code == EDQUOT
+        case let .lmdb(code, _): return code == ENOSPC || code == EDQUOT
+        case let .poisoned(underlying): return underlying.isDiskFull
+        default: return false
         }
     }
 

@@ -1,4 +1,5 @@
 import CLMDB
+import Locking
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,30 +21,99 @@ package final class LMDBEnvironment: @unchecked Sendable {
     let handle: OpaquePointer
     package let path: String
 
+    /// Faults to inject into LMDB commits (tests); nil in normal use.
+    let faults: LMDBFaults?
+
     /// Opens (creating if needed) the environment in `directory`, files mode 0600.
-    package init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int) throws(KVError) {
+    ///
+    /// `readOnly`: opens with `MDB_RDONLY | MDB_NOLOCK`, writing nothing at all (no lock
+    /// file, no meta page): for reading a store on a full disk. The caller's `ProcessLock`
+    /// is what keeps other processes out; no write transaction can begin.
+    package init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int, readOnly: Bool = false,
+         faults: LMDBFaults? = nil) throws(KVError) {
+        // LMDB opens its files itself: check what they are first (a FIFO would hang a read or
+        // the lock file's allocation, a device would be mapped).
+        try StoreFiles.requireRegularIfPresent(directory + "/data.mdb")
+        try StoreFiles.requireRegularIfPresent(directory + "/lock.mdb")
+        if !readOnly {
+            // Before LMDB maps the lock file: LMDB extends it with ftruncate, a sparse file, and
+            // writes to it through the map. When the disk cannot back a page of it, that write
+            // kills the process with SIGBUS; allocated here, it fails with a typed ENOSPC.
+            try LMDBEnvironment.allocateLockFile(directory + "/lock.mdb", maxReaders: maxReaders)
+        }
         var environment: OpaquePointer?
         try check(mdb_env_create(&environment), "mdb_env_create")
         handle = environment!
         path = directory
-        do {
+        self.faults = faults
+        do throws(KVError) {
             try check(mdb_env_set_mapsize(handle, mapSize), "mdb_env_set_mapsize")
             try check(mdb_env_set_maxreaders(handle, UInt32(maxReaders)), "mdb_env_set_maxreaders")
             try check(mdb_env_set_maxdbs(handle, MDB_dbi(maxTables)), "mdb_env_set_maxdbs")
             // MDB_NOTLS: snapshots are objects that any thread may read from, and one
             // thread may hold many of them.
-            // LMDB opens its files itself: check what they are first (a FIFO would hang a
-            // read, a device would be mapped), and keep them off descriptors 0-2.
-            try StoreFiles.requireRegularIfPresent(directory + "/data.mdb")
-            try StoreFiles.requireRegularIfPresent(directory + "/lock.mdb")
+            // Keep LMDB's files off descriptors 0-2 while it opens them.
             let handle = self.handle
             try StoreFiles.withStandardDescriptorsHeld { () throws(KVError) in
-                try check(mdb_env_open(handle, directory, UInt32(MDB_NOTLS), 0o600), "mdb_env_open(\(directory))")
+                let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) | UInt32(MDB_NOLOCK) : 0)
+                let code = mdb_env_open(handle, directory, flags, 0o600)
+                if code != MDB_SUCCESS {
+                    // LMDB turns a short write of the new file's meta pages into ENOSPC, others EIO.
+                    let error = LMDBEnvironment.writeError(code, operation: "mdb_env_open", directory: directory)
+                    throw error.isDiskFull ? error : KVError.lmdb(code: code, operation: "mdb_env_open(\(directory))")
+                }
             }
         } catch {
             mdb_env_close(handle)
             throw error
         }
+    }
+
+    /// The size LMDB gives lock.mdb for `maxReaders` slots (mdb.c, `mdb_env_setup_locks`:
+    /// `(maxreaders - 1) * sizeof(MDB_reader) + sizeof(MDB_txninfo)`). A reader slot and each
+    /// of the two header blocks are padded to a 64-byte cache line; the header blocks hold a
+    /// `pthread_mutex_t` each (the first also the magic, format, txnid and reader count).
+    static func lockFileSize(maxReaders: Int) -> Int {
+        func cacheLines(_ bytes: Int) -> Int { (bytes + 63) / 64 * 64 }
+        let mutex = MemoryLayout<pthread_mutex_t>.size
+        let body = cacheLines((8 + mutex + 7) / 8 * 8 + 8 + 4)
+        let writerMutex = cacheLines(mutex)
+        return (maxReaders - 1) * 64 + body + writerMutex + 64
+    }
+
+    /// Makes sure every byte of lock.mdb that LMDB will map has disk space behind it.
+    static func allocateLockFile(_ path: String, maxReaders: Int) throws(KVError) {
+        let descriptor = try systemCall("open", path: path) { open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
+        defer { Glibc.close(descriptor) }
+        var info = stat()
+        try systemCall("fstat", path: path) { fstat(descriptor, &info) }
+        // LMDB sizes an existing lock file's table from its size; never shrink it.
+        let length = max(Int(info.st_size), lockFileSize(maxReaders: maxReaders))
+        if Int(info.st_blocks) * 512 >= length { return }
+        var code = posix_fallocate(descriptor, 0, off_t(length))
+        while code == EINTR { code = posix_fallocate(descriptor, 0, off_t(length)) }
+        if code != 0 { throw KVError.io(errno: code, operation: "posix_fallocate", path: path) }
+    }
+
+    /// A failed LMDB write as a typed error. LMDB reports a short write as EIO ("short
+    /// write, filesystem full?" in mdb.c); when the file system holding the store has no
+    /// room left, that is a full disk and is reported as ENOSPC.
+    static func writeError(_ code: Int32, operation: String, directory: String) -> KVError {
+        if code == ENOSPC || code == EDQUOT {
+            return KVError.io(errno: code, operation: operation, path: directory + "/data.mdb")
+        }
+        if code == EIO, let free = freeBytes(directory), free < 1 << 20 {
+            return KVError.io(errno: ENOSPC, operation: operation, path: directory + "/data.mdb")
+        }
+        return KVError.lmdb(code: code, operation: operation)
+    }
+
+    /// The bytes this process could still write on the file system holding `directory`.
+    static func freeBytes(_ directory: String) -> Int? {
+        var info = statvfs()
+        guard statvfs(directory, &info) == 0 else { return nil }
+        let blocks = geteuid() == 0 ? info.f_bfree : info.f_bavail
+        return Int(blocks) * Int(info.f_frsize)
     }
 
     package func close() { mdb_env_close(handle) }
@@ -87,6 +157,32 @@ package final class LMDBEnvironment: @unchecked Sendable {
         try check(mdb_env_set_mapsize(handle, size), "mdb_env_set_mapsize")
     }
 
+    /// Runs `body` in a write transaction and commits it; aborts it when `body` throws.
+    ///
+    /// The one place write transactions end: `mdb_txn_commit` frees the transaction whether
+    /// or not it succeeds, so a failed commit must never be followed by `mdb_txn_abort` (a
+    /// double free). A failed commit is a typed error (a full disk as ENOSPC).
+    func write<Result>(_ body: (LMDBTransaction) throws(KVError) -> Result) throws(KVError) -> Result {
+        let transaction = try beginTransaction(readOnly: false)
+        let result: Result
+        do {
+            result = try body(transaction)
+        } catch {
+            transaction.abort()
+            throw error
+        }
+        let code: Int32
+        if let injected = faults?.nextCommitFault() {
+            // What LMDB does on a failed commit: the transaction is freed, the error returned.
+            transaction.abort()
+            code = injected
+        } else {
+            code = mdb_txn_commit(transaction.handle)
+        }
+        if code != MDB_SUCCESS { throw LMDBEnvironment.writeError(code, operation: "mdb_txn_commit", directory: path) }
+        return result
+    }
+
     package func beginTransaction(readOnly: Bool) throws(KVError) -> LMDBTransaction {
         var transaction: OpaquePointer?
         try check(mdb_txn_begin(handle, nil, readOnly ? UInt32(MDB_RDONLY) : 0, &transaction),
@@ -99,7 +195,10 @@ package final class LMDBEnvironment: @unchecked Sendable {
 package struct LMDBTransaction: @unchecked Sendable {
     package let handle: OpaquePointer
 
-    func commit() throws(KVError) { try check(mdb_txn_commit(handle), "mdb_txn_commit") }
+    /// Ends a read transaction, keeping the table handles it opened (a read transaction's
+    /// commit cannot fail for want of space: it writes nothing). Write transactions end
+    /// through `LMDBEnvironment.write`.
+    func commitRead() throws(KVError) { try check(mdb_txn_commit(handle), "mdb_txn_commit(read)") }
     package func abort() { mdb_txn_abort(handle) }
     /// Ends a read transaction but keeps its handle and its reader slot, for `renew`.
     func reset() { mdb_txn_reset(handle) }
@@ -239,3 +338,29 @@ struct LMDBCursor {
 
 package let lmdbMapFull = MDB_MAP_FULL
 package let lmdbReadersFull = MDB_READERS_FULL
+
+/// Failures to inject into LMDB commits (tests): the Nth commit of an environment fails with
+/// a given code, freeing its transaction the way a failed `mdb_txn_commit` does.
+///
+/// `@unchecked Sendable`: the counts are only touched under `lock`.
+package final class LMDBFaults: @unchecked Sendable {
+    private let lock = ConditionLock<(count: Int, failing: [Int: Int32])>((0, [:]))
+
+    package init() {}
+
+    /// Makes commit number `occurrence` (from 1, counted across every environment this is
+    /// given to) fail with `code`.
+    package func failCommit(_ occurrence: Int, code: Int32) {
+        lock.withLock { $0.failing[occurrence] = code }
+    }
+
+    /// Commits counted so far.
+    package var commits: Int { lock.withLock { $0.count } }
+
+    func nextCommitFault() -> Int32? {
+        lock.withLock { state in
+            state.count += 1
+            return state.failing[state.count]
+        }
+    }
+}

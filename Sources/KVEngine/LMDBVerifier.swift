@@ -239,7 +239,7 @@ private struct PageFile {
         buffers = nil
     }
 
-    private func damaged(_ reason: String) -> KVError { KVError.wrongFormat(file: path, reason: reason) }
+    private func damaged(_ reason: String) -> KVError { KVError.wrongFormat(file: path, reason: "LMDB's data file is damaged: " + reason) }
 
     /// Reads `count` bytes at `offset` into `destination`; the range is within the file.
     private mutating func read(_ destination: UnsafeMutableRawPointer, count: Int, at offset: Int) throws(KVError) {

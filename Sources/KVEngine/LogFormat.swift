@@ -408,10 +408,10 @@ package enum LogRecordReader {
         -> (firstVersion: UInt64, capacity: Int)
     {
         guard bytes.count >= LogFormat.segmentHeaderSize else {
-            throw KVError.wrongFormat(file: file, reason: "shorter than a segment header")
+            throw KVError.wrongFormat(file: file, reason: "\(bytes.count) bytes, shorter than a log segment header")
         }
         guard Array(bytes[0..<8]) == LogFormat.segmentMagic else {
-            throw KVError.wrongFormat(file: file, reason: "wrong magic")
+            throw KVError.wrongFormat(file: file, reason: "wrong magic: not a Cairn log segment, or its header is damaged")
         }
         var reader = ByteReader(bytes, offset: 8)
         let format = reader.u32()!
@@ -419,13 +419,13 @@ package enum LogRecordReader {
         let firstVersion = reader.u64()!
         let storedCRC = reader.u32()!
         guard storedCRC == crc32c(UnsafeRawBufferPointer(rebasing: bytes[0..<24])) else {
-            throw KVError.wrongFormat(file: file, reason: "segment header checksum mismatch")
+            throw KVError.wrongFormat(file: file, reason: "damaged log segment header: checksum mismatch")
         }
         guard format == LogFormat.formatVersion else {
-            throw KVError.wrongFormat(file: file, reason: "unknown log format version \(format)")
+            throw KVError.wrongFormat(file: file, reason: "not a log segment of this Cairn version: unknown log format version \(format)")
         }
         guard capacity >= LogFormat.segmentHeaderSize + LogFormat.sealSize else {
-            throw KVError.wrongFormat(file: file, reason: "segment capacity \(capacity) bytes is too small")
+            throw KVError.wrongFormat(file: file, reason: "damaged log segment header: capacity \(capacity) bytes is too small")
         }
         return (firstVersion, capacity)
     }

@@ -72,6 +72,23 @@ struct LogWriter {
         segments.append((nextVersion, LogFormat.segmentName(firstVersion: nextVersion), LogFormat.segmentHeaderSize))
     }
 
+    /// A writer that cannot write: the store opened for reading only (`failure`, a full
+    /// disk). Every append, sync and rotation throws `failure`, poisoned; `retained` are the
+    /// segments as the scan found them, for the stats.
+    init(unavailable failure: KVError, fileSystem: any FileSystem, directory: String, segmentLimit: Int,
+         lastVersion: UInt64, retained: [LogSegment]) {
+        self.fileSystem = fileSystem
+        self.directory = directory
+        self.segmentLimit = segmentLimit
+        self.writtenVersion = lastVersion
+        self.durableVersion = lastVersion
+        self.segments = retained.map { ($0.firstVersion, $0.name, $0.size) }
+        self.active = UnavailableLogFile(failure: failure)
+        self.activeCapacity = 0
+        self.activeZeroedThrough = 0
+        self.failure = failure
+    }
+
     /// The capacity of a new segment that must hold `needing` bytes of records: the limit,
     /// or more, with room for the header and a seal, in whole KiB.
     static func capacity(needing: Int, limit: Int) -> Int {
@@ -85,9 +102,21 @@ struct LogWriter {
     static func createSegment(_ fileSystem: any FileSystem, _ directory: String, firstVersion: UInt64,
                               capacity: Int) throws(KVError) -> any LogFile {
         let path = directory + "/" + LogFormat.segmentName(firstVersion: firstVersion)
+        let existed = fileSystem.exists(path)
         let file = try fileSystem.open(path, create: true)
         do throws(KVError) {
-            try file.truncate(to: 0)
+            if existed {
+                // Created again over a segment a crash left without records (its predecessor's
+                // seal may name it): never shorter than the smallest capacity at any moment, so
+                // that a segment shorter than that is one whose first creation was interrupted,
+                // or damage (`LogScanner.completedCreation`). What the old file held is zeroed.
+                try file.truncate(to: LogFormat.capacityUnit)
+                try [UInt8](repeating: 0, count: LogFormat.capacityUnit).withBytes { (raw) throws(KVError) in
+                    try file.write(raw, at: 0)
+                }
+            } else {
+                try file.truncate(to: 0)
+            }
             try LogRecordCodec.segmentHeader(firstVersion: firstVersion, capacity: capacity).withBytes { (raw) throws(KVError) in
                 try file.write(raw, at: 0)
             }
@@ -207,7 +236,7 @@ struct LogWriter {
     }
 
     /// Whether the active segment holds any record.
-    var activeHasRecords: Bool { segments[segments.count - 1].size > LogFormat.segmentHeaderSize }
+    var activeHasRecords: Bool { (segments.last?.size ?? 0) > LogFormat.segmentHeaderSize }
 
     /// Deletes the sealed segments whose every record is at or below `appliedVersion`,
     /// except the active segment's predecessor: its seal is the witness that the active
@@ -227,4 +256,18 @@ struct LogWriter {
 
     /// Closes the active file without syncing (a clean close syncs through the applier).
     func close() { active.close() }
+}
+
+/// The active file of a writer that cannot write (`LogWriter.init(unavailable:)`); never
+/// reached, since the writer's failure is checked first, and throws its failure if it is.
+final class UnavailableLogFile: LogFile, @unchecked Sendable {
+    let failure: KVError
+    init(failure: KVError) { self.failure = failure }
+    func size() throws(KVError) -> Int { throw failure }
+    func dataEnd() throws(KVError) -> Int { throw failure }
+    func read(at offset: Int, count: Int) throws(KVError) -> [UInt8] { throw failure }
+    func write(_ bytes: UnsafeRawBufferPointer, at offset: Int) throws(KVError) { throw failure }
+    func truncate(to length: Int) throws(KVError) { throw failure }
+    func sync() throws(KVError) { throw failure }
+    func close() {}
 }

@@ -34,9 +34,48 @@ public struct LogCut: Sendable, Hashable, CustomStringConvertible {
     public var bytesDropped: Int
     /// What was wrong at `offset`.
     public var reason: String
+    /// The first commit version the log no longer holds from here on.
+    public var firstDroppedVersion: UInt64? = nil
+    /// The newest version of any intact record (or seal) found past the cut, in the rest of
+    /// the file and in the segments after it; nil when none is (the damage, or the lost
+    /// file, hides how far the log went).
+    public var lastSeenVersion: UInt64? = nil
+    /// LMDB's applied version: commits at or below it are kept whatever the log lost.
+    public var appliedVersion: UInt64 = 0
+
+    /// The commit versions the cut loses for good (LMDB does not hold them), as far as the
+    /// log shows: nil when none is known to be lost.
+    public var lostVersions: ClosedRange<UInt64>? {
+        guard let first = firstDroppedVersion, let last = lastSeenVersion else { return nil }
+        let lost = max(first, appliedVersion + 1)
+        return lost <= last ? lost...last : nil
+    }
+
+    /// Whether LMDB alone holds every commit the cut drops: true when every intact record
+    /// past it is at or below LMDB's applied version, nil when nothing past it shows.
+    public var lmdbHoldsEveryDroppedCommit: Bool? {
+        guard firstDroppedVersion != nil else { return nil }
+        guard let last = lastSeenVersion else { return nil }
+        return last <= appliedVersion
+    }
+
+    /// What the cut drops, in words.
+    public var loss: String {
+        guard let first = firstDroppedVersion else { return "nothing LMDB lacks is known to be lost" }
+        let holds = "LMDB holds every commit through version \(appliedVersion)"
+        switch (lastSeenVersion, lostVersions) {
+        case (nil, _):
+            return "drops the log from version \(first) on; \(holds); nothing intact past the damage shows whether later commits existed: any there were are lost"
+        case (let last?, nil):
+            return "drops log records from version \(first) through at least \(last), all of them already in LMDB (\(holds)): no commit is lost"
+        case (_, let lost?):
+            let count = lost.upperBound - lost.lowerBound + 1
+            return "drops log records from version \(first) on; \(holds), so commits \(lost.lowerBound) through \(lost.upperBound) (\(count)) are lost, with any after \(lost.upperBound) the damage hides"
+        }
+    }
 
     public var description: String {
-        "\(file) cut at offset \(offset) (\(bytesDropped) bytes dropped): \(reason)"
+        "\(file) cut at offset \(offset) (\(bytesDropped) bytes dropped): \(reason); \(loss)"
     }
 }
 
@@ -60,6 +99,18 @@ public struct RecoveryReport: Sendable, Hashable {
     /// after a segment's last record where the next segment continues (a torn seal), or
     /// bytes past a segment's capacity (trimmed).
     public var harmlessDamage: [String] = []
+    /// Set when the store opened for reading only, with the error that made it: the disk
+    /// is full, so opening could neither replay the log into LMDB nor start a log segment.
+    /// Reads see every commit (what LMDB lacks is read from the log into memory,
+    /// `commitsHeldInMemory`); every commit, flush and checkpoint throws (commits
+    /// `KVError.poisoned` with this error). Nothing on disk was changed. Reopen once space
+    /// is free.
+    public var openedReadOnly: KVError?
+    /// Commits read from the log into memory but not into LMDB (only when `openedReadOnly`).
+    public var commitsHeldInMemory = 0
+    /// What an interrupted creation had left (a data file shorter than LMDB's meta pages
+    /// and no log record), when opening found one and created the store again.
+    public var creationRedone: String?
 
     public init() {}
 }
@@ -102,7 +153,8 @@ package struct LogScanner {
             guard mode == .recoverToLastGoodRecord else {
                 throw KVError.corruptLog(file: directory, offset: 0, reason: reason)
             }
-            report.corruptionCut = LogCut(file: directory, offset: 0, bytesDropped: 0, reason: reason)
+            report.corruptionCut = LogCut(file: directory, offset: 0, bytesDropped: 0, reason: reason,
+                                          firstDroppedVersion: appliedVersion + 1, appliedVersion: appliedVersion)
         }
         var expected: UInt64? = nil
         var kept: [LogSegment] = []
@@ -131,6 +183,19 @@ package struct LogScanner {
             // means no good record anywhere and no record header claiming its first version.
             if isLast, (try? header.get())?.capacity != fileSize,
                !bytes.withUnsafeBytes({ LogScanner.mayHoldRecords($0, firstVersion: segment.firstVersion) }) {
+                // Unless something proves its creation had completed: then it was emptied or
+                // cut, and the commits it held are lost.
+                if let proof = completedCreation(of: segment, fileSize: fileSize,
+                                                 sealedPredecessor: kept.last.map { $0.sealed && expected == segment.firstVersion },
+                                                 logStarted: logStarted) {
+                    let reason = "emptied or cut to \(fileSize) bytes, with no record left, but \(proof): the commits it held from version \(segment.firstVersion) on are lost"
+                        + (appliedVersion >= segment.firstVersion ? " (LMDB holds them through \(appliedVersion))" : "")
+                    guard mode == .recoverToLastGoodRecord else {
+                        throw KVError.corruptLog(file: path, offset: 0, reason: reason)
+                    }
+                    report.corruptionCut = LogCut(file: path, offset: 0, bytesDropped: fileSize, reason: reason,
+                                                  firstDroppedVersion: segment.firstVersion, appliedVersion: appliedVersion)
+                }
                 // The file is left to the writer (`LogWriter.init(interrupted:)`), which knows
                 // where it starts the log again.
                 report.removedSegments.append(segment.name)
@@ -208,7 +273,13 @@ package struct LogScanner {
                 guard mode == .recoverToLastGoodRecord else {
                     throw KVError.corruptLog(file: missing, offset: 0, reason: reason)
                 }
-                report.corruptionCut = LogCut(file: missing, offset: 0, bytesDropped: 0, reason: reason)
+                report.corruptionCut = LogCut(file: missing, offset: 0, bytesDropped: 0, reason: reason,
+                                              firstDroppedVersion: expected!, appliedVersion: appliedVersion)
+            }
+            if damage == nil, isLast, !sealed, segment.firstVersion <= appliedVersion, expected! <= appliedVersion {
+                // LMDB applied records of this segment up to `appliedVersion`, and the WAL rule
+                // synced them first: they cannot be missing unless something removed them.
+                damage = "the segment's records end at version \(expected! - 1), but LMDB applied through \(appliedVersion) and the log was synced before that: records were overwritten with zeros or removed, and the commits after \(appliedVersion) it held, if any, are lost"
             }
             guard let damage else {
                 kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset,
@@ -234,7 +305,10 @@ package struct LogScanner {
             let vouched = bytes.withUnsafeBytes {
                 LogScanner.laterRecordVouches(UnsafeRawBufferPointer(rebasing: $0[0..<max(dataEnd, offset)]), after: offset, for: expected!)
             }
-            if isLast && !vouched && !truncated {
+            // A record LMDB applied was synced first: damage at or below the applied version
+            // is never a torn tail.
+            let synced = expected! <= appliedVersion
+            if isLast && !vouched && !truncated && !synced {
                 // (Junk after a seal is cut the same way; the lost successor is reported too.)
                 try checkSuccessor()
                 try cutHere()
@@ -259,11 +333,28 @@ package struct LogScanner {
                 index += 1
                 continue
             }
+            let described = synced && isLast && !truncated && !damage.contains("LMDB applied through")
+                ? "\(damage); not a torn tail: LMDB applied through version \(appliedVersion), so the log had been synced past it"
+                : damage
             guard mode == .recoverToLastGoodRecord else {
-                throw KVError.corruptLog(file: path, offset: offset, reason: damage)
+                throw KVError.corruptLog(file: path, offset: offset, reason: described)
             }
             try cutHere()
-            report.corruptionCut = cut
+            // What the cut drops: the newest intact record past it, here and in later segments.
+            var lastSeen = bytes.withUnsafeBytes {
+                LogScanner.lastIntactVersion(UnsafeRawBufferPointer(rebasing: $0[0..<scanned]), after: offset, from: expected!)
+            }
+            for later in segments[(index + 1)...] {
+                let laterFile = try fileSystem.open(directory + "/" + later.name, create: false)
+                defer { laterFile.close() }
+                let laterBytes = try laterFile.read(at: 0, count: min(try laterFile.size(), try laterFile.dataEnd()))
+                let seen = laterBytes.withUnsafeBytes {
+                    LogScanner.lastIntactVersion($0, after: LogFormat.segmentHeaderSize - 1, from: later.firstVersion)
+                }
+                lastSeen = [lastSeen, seen, later.firstVersion > 0 ? later.firstVersion - 1 : nil].compactMap { $0 }.max()
+            }
+            report.corruptionCut = LogCut(file: cut.file, offset: cut.offset, bytesDropped: cut.bytesDropped, reason: described,
+                                          firstDroppedVersion: expected!, lastSeenVersion: lastSeen, appliedVersion: appliedVersion)
             kept.append(LogSegment(firstVersion: segment.firstVersion, name: segment.name, size: offset, capacity: capacity))
             for later in segments[(index + 1)...] {
                 if repair { try fileSystem.remove(directory + "/" + later.name) }
@@ -275,6 +366,28 @@ package struct LogScanner {
         }
         let lastLogVersion = expected.map { $0 - 1 }
         return (report, kept, lastLogVersion, interrupted)
+    }
+
+    /// What proves that a record-less newest segment had been created whole (so that it was
+    /// emptied or cut since), or nil when its creation may have been interrupted:
+    /// - its first version is at or below LMDB's applied version: a segment is only ever
+    ///   created above it (at reopen, rotation or growth), so LMDB applied records from it;
+    /// - it is shorter than the smallest capacity and its predecessor's seal names it: the
+    ///   seal is written only after the successor was created and synced at full size, and
+    ///   later growth or re-creation never makes it shorter than that (`LogWriter`);
+    /// - it is shorter than the smallest capacity, it is the only segment, and LMDB says the
+    ///   log was started: `log-started` is written after the first segment exists whole.
+    private func completedCreation(of segment: LogSegment, fileSize: Int, sealedPredecessor: Bool?,
+                                   logStarted: Bool) -> String? {
+        if segment.firstVersion <= appliedVersion {
+            return "LMDB applied through version \(appliedVersion), so it held records (a segment is only created above LMDB's applied version)"
+        }
+        guard fileSize < LogFormat.capacityUnit else { return nil }
+        switch sealedPredecessor {
+        case true?: return "its predecessor's seal names it, so it had been created whole"
+        case nil where logStarted: return "LMDB says the log was started, so this, its only segment, had been created whole"
+        default: return nil
+        }
     }
 
     /// Whether a segment's bytes may hold a record: a good record or seal anywhere after the
@@ -292,6 +405,35 @@ package struct LogScanner {
         case .end, .damaged: break
         }
         return firstVersion > 0 && laterRecordVouches(bytes, after: start, for: firstVersion - 1)
+    }
+
+    /// The newest version of an intact record or seal that starts after `offset` (a seal
+    /// counts as the version before the one it names), looking at every byte position; records
+    /// from `from` on are the plausible ones. nil when there is none.
+    static func lastIntactVersion(_ bytes: UnsafeRawBufferPointer, after offset: Int, from: UInt64) -> UInt64? {
+        var candidate = offset + 1
+        let lastStart = bytes.count - LogFormat.recordHeaderSize
+        guard candidate <= lastStart else { return nil }
+        let maxVersion = from + UInt64(bytes.count / LogFormat.recordHeaderSize) + 1
+        var newest: UInt64? = nil
+        while candidate <= lastStart {
+            let version = UInt64(littleEndian: bytes.loadUnaligned(fromByteOffset: candidate + 8, as: UInt64.self))
+            if version >= from, version <= maxVersion {
+                switch LogRecordReader.read(bytes, at: candidate) {
+                case let .record(found, _, _, next):
+                    newest = max(newest ?? 0, found)
+                    candidate = next
+                    continue
+                case let .seal(nextVersion, _, next):
+                    if nextVersion > 0 { newest = max(newest ?? 0, nextVersion - 1) }
+                    candidate = next
+                    continue
+                case .end, .damaged: break
+                }
+            }
+            candidate += 1
+        }
+        return newest
     }
 
     /// Whether a good record after `offset` proves that version `expected` had been synced.

@@ -19,6 +19,15 @@ public struct CheckReport: Sendable, Hashable {
     /// A torn tail that the next open will cut (not a problem: unacknowledged commits).
     public var tornTail: LogCut?
 
+    /// When the log is damaged: the cut that opening with `.recoverToLastGoodRecord` would
+    /// make, with what it drops (`LogCut.loss`, `LogCut.lostVersions`).
+    public var recoveryCut: LogCut?
+    /// Whether LMDB's data file alone holds every commit: true when the log holds none it
+    /// lacks (so a damaged or lost log loses nothing), false when the log shows commits it
+    /// lacks, nil when the damage hides whether it does (a lost or emptied newest segment,
+    /// a deleted `wal/`, damage with nothing intact past it).
+    public var lmdbAloneComplete: Bool?
+
     /// Whether nothing is wrong.
     public var isSound: Bool { problems.isEmpty }
 }
@@ -113,8 +122,18 @@ extension Store {
             report.lastLogVersion = scan.lastLogVersion
             report.tornTail = scan.report.tornTail
             report.problems += scan.report.harmlessDamage.map { "log damage that lost no commit: \($0)" }
+            report.lmdbAloneComplete = pending == 0
         } catch {
             report.problems.append("\(error)")
+            // What recovery would drop: the same scan, as `.recoverToLastGoodRecord` makes it.
+            let recovering = LogScanner(fileSystem: fileSystem, directory: directory + "/wal", appliedVersion: applied,
+                                        mode: .recoverToLastGoodRecord, repair: false, logStarted: logStarted)
+            var keptPending = false
+            if let scan = try? recovering.scan({ (version, _) throws(KVError) in if version > applied { keptPending = true } }),
+               let cut = scan.report.corruptionCut {
+                report.recoveryCut = cut
+                report.lmdbAloneComplete = keptPending ? false : cut.lmdbHoldsEveryDroppedCommit
+            }
         }
         report.logCommits = logCommits
         report.pendingCommits = pending

@@ -138,6 +138,8 @@ public final class Store: Sendable {
         /// damaged page may then crash the process instead of throwing. Damage inside a key
         /// or value is caught by record checksums either way. `Store.check` always verifies.
         public var verifyDataFile = true
+        /// Failures to inject into LMDB's commits (tests).
+        package var lmdbFaults: LMDBFaults? = nil
 
         public init() {}
     }

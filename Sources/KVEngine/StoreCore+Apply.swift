@@ -129,8 +129,8 @@ extension StoreCore {
     ) throws(KVError) -> [String: MDB_dbi] {
         var created: [String: MDB_dbi] = [:]
         var tombstoneChanges: [String: Int] = [:]
-        let transaction = try env.beginTransaction(readOnly: false)
-        do {
+        // A failed commit is a typed error, the transaction freed by LMDB (`env.write`).
+        try env.write { (transaction) throws(KVError) in
             func handle(of table: String) throws(KVError) -> MDB_dbi {
                 if let handle = known[table] ?? created[table] { return handle }
                 guard let handle = try transaction.openTable(table, create: true) else {
@@ -189,12 +189,7 @@ extension StoreCore {
                 }
             }
             try transaction.put(appliedKey, size: 8, in: meta) { $0.storeBytes(of: version.littleEndian, as: UInt64.self) }
-        } catch {
-            transaction.abort()
-            throw error
         }
-        // mdb_txn_commit frees the transaction whether or not it succeeds.
-        try transaction.commit()
         return created
     }
 }

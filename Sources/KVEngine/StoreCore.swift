@@ -48,9 +48,17 @@ package final class StoreCore: @unchecked Sendable {
         if !options.createIfMissing && !PosixFileSystem().exists(directory + "/data.mdb") {
             throw KVError.noStore(path: directory)
         }
-        let created = !PosixFileSystem().exists(directory + "/data.mdb")
         try PosixFileSystem().createDirectory(directory)
         let lock = try ProcessLock(directory: directory)
+        var created = !PosixFileSystem().exists(directory + "/data.mdb")
+        var creationRedone: String? = nil
+        if !created, let found = try StoreCore.interruptedCreation(directory: directory, fileSystem: fileSystem) {
+            // Nothing was ever stored: do the creation again, from the start.
+            guard options.createIfMissing else { throw KVError.noStore(path: directory) }
+            try StoreCore.discardInterruptedCreation(directory: directory, fileSystem: fileSystem)
+            created = true
+            creationRedone = found
+        }
         try fileSystem.createDirectory(walDirectory)
         if created {
             // A new store's directories must survive power loss before its first commit
@@ -64,15 +72,31 @@ package final class StoreCore: @unchecked Sendable {
             // Before LMDB maps the file: LMDB trusts every page and crashes on a damaged one.
             _ = try LMDBVerifier.verify(path: directory + "/data.mdb")
         }
-        let env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize,
-                                      maxReaders: options.maxReaders, maxTables: options.maxTables)
-        let opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        var env: LMDBEnvironment
+        var opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
         do throws(KVError) {
-            opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: walDirectory)
-        } catch {
-            env.close()
-            throw error
+            env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
+                                      maxTables: options.maxTables, faults: options.lmdbFaults)
+            do throws(KVError) {
+                opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: walDirectory)
+            } catch {
+                env.close()
+                throw error
+            }
+        } catch let error where error.isDiskFull && !created {
+            // Reading must not need free space: open for reading only, with what LMDB lacks
+            // read from the log into memory, writing nothing anywhere.
+            env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
+                                      maxTables: options.maxTables, readOnly: true)
+            do throws(KVError) {
+                opened = try StoreCore.recoverForReading(env: env, options: options, fileSystem: fileSystem,
+                                                         walDirectory: walDirectory, cause: error)
+            } catch {
+                env.close()
+                throw error
+            }
         }
+        opened.report.creationRedone = creationRedone
         self.env = env
         maxKeySize = env.maxKeySize
         metaHandle = opened.meta
@@ -87,10 +111,78 @@ package final class StoreCore: @unchecked Sendable {
             env.close()
             throw error
         }
+        let readOnly = state.applyError != nil
         overlay = ConditionLock(state)
         processLock = lock
         let core = self
-        applier = startThread { core.applierLoop() }
+        // Read-only (a full disk): no applier, nothing may be written.
+        applier = readOnly ? nil : startThread { core.applierLoop() }
+    }
+
+    /// What an interrupted creation left, when the store directory holds one: a data file
+    /// shorter than LMDB's two meta pages (LMDB writes both in one write, before anything
+    /// else, and never shrinks the file) and no log record. Such a store never stored
+    /// anything. nil when the store was created, or when the log holds records (then the
+    /// data file is damage, which the verifier reports).
+    static func interruptedCreation(directory: String, fileSystem: any FileSystem) throws(KVError) -> String? {
+        let path = directory + "/data.mdb"
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        let pageSize = max(4096, Int(sysconf(Int32(_SC_PAGESIZE))))
+        let found: String
+        if Int(info.st_size) < 2 * pageSize {
+            found = "data.mdb is \(info.st_size) bytes, shorter than LMDB's two meta pages"
+        } else if StoreCore.hasNoCommittedTransaction(path) {
+            found = "data.mdb holds no committed LMDB transaction (both meta pages at transaction 0)"
+        } else {
+            return nil
+        }
+        let wal = directory + "/wal"
+        if fileSystem.exists(wal) {
+            for name in try fileSystem.contentsOfDirectory(wal) {
+                guard let first = LogFormat.firstVersion(ofSegmentNamed: name) else { continue }
+                // A store that committed anything has a segment after the first.
+                guard first == 1 else { return nil }
+                let file = try fileSystem.open(wal + "/" + name, create: false)
+                defer { file.close() }
+                let bytes = try file.read(at: 0, count: min(try file.size(), try file.dataEnd()))
+                if bytes.withUnsafeBytes({ LogScanner.mayHoldRecords($0, firstVersion: 1) }) { return nil }
+            }
+        }
+        return found + ", and the log holds no record: the store's creation was interrupted (a full disk, a crash); it was created again"
+    }
+
+    /// Whether both of LMDB's meta pages say transaction 0: LMDB wrote them when it created
+    /// the file, and no transaction (not even the one writing the store's format) committed.
+    private static func hasNoCommittedTransaction(_ path: String) -> Bool {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { return false }
+        defer { Glibc.close(descriptor) }
+        func u64(_ offset: Int) -> UInt64? {
+            var value: UInt64 = 0
+            return pread(descriptor, &value, 8, off_t(offset)) == 8 ? UInt64(littleEndian: value) : nil
+        }
+        // The meta page (LMDBVerifier's layout): magic at 16, the page size in the free
+        // tree's md_pad at 40, the transaction at 144.
+        var magic: UInt32 = 0, pageSize: UInt32 = 0
+        guard pread(descriptor, &magic, 4, 16) == 4, UInt32(littleEndian: magic) == 0xBEEF_C0DE,
+              pread(descriptor, &pageSize, 4, 40) == 4 else { return false }
+        let size = Int(UInt32(littleEndian: pageSize))
+        guard size >= 512, size <= 1 << 16, let first = u64(144), let second = u64(size + 144) else { return false }
+        return first == 0 && second == 0
+    }
+
+    /// Removes what an interrupted creation left, so that the creation starts again.
+    private static func discardInterruptedCreation(directory: String, fileSystem: any FileSystem) throws(KVError) {
+        let wal = directory + "/wal"
+        if fileSystem.exists(wal) {
+            for name in try fileSystem.contentsOfDirectory(wal) where LogFormat.firstVersion(ofSegmentNamed: name) != nil {
+                try fileSystem.remove(wal + "/" + name)
+            }
+        }
+        for name in ["data.mdb", "lock.mdb"] where PosixFileSystem().exists(directory + "/" + name) {
+            try PosixFileSystem().remove(directory + "/" + name)
+        }
     }
 
     /// Opens the tables, replays what LMDB has not applied (in large transactions), cuts a
@@ -150,12 +242,12 @@ package final class StoreCore: @unchecked Sendable {
         segments.removeAll()
         if !opened.logStarted {
             // The first segment is durable now; from here on an empty log is damage.
-            let transaction = try env.beginTransaction(readOnly: false)
             do throws(KVError) {
-                try transaction.put(logStartedKey, size: 1, in: opened.meta) { $0.storeBytes(of: 1, as: UInt8.self) }
-                try transaction.commit()
+                try env.write { (transaction) throws(KVError) in
+                    try transaction.put(logStartedKey, size: 1, in: opened.meta) { $0.storeBytes(of: 1, as: UInt8.self) }
+                }
             } catch {
-                transaction.abort()
+                writer.close()
                 throw error
             }
         }
@@ -168,13 +260,56 @@ package final class StoreCore: @unchecked Sendable {
         return (opened.meta, report, writer, state)
     }
 
-    /// Opens the meta table and every user table; reads the applied version.
-    private static func openTables(_ env: LMDBEnvironment) throws(KVError)
+    /// Reads a read-only store's log into memory: the commits LMDB lacks become the
+    /// overlay's, and the store is poisoned by `cause` (every commit fails with it). Changes
+    /// nothing on disk: no cut, no new segment, no LMDB write.
+    private static func recoverForReading(env: LMDBEnvironment, options: Store.Options, fileSystem: any FileSystem,
+                                          walDirectory: String, cause: KVError) throws(KVError)
+        -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+    {
+        let opened = try openTables(env, readOnly: true)
+        var commits: [LoggedCommit] = []
+        let scanner = LogScanner(fileSystem: fileSystem, directory: walDirectory,
+                                 appliedVersion: opened.applied, mode: options.recovery, repair: false,
+                                 logStarted: opened.logStarted)
+        var (report, segments, lastLogVersion, _) = try scanner.scan { (version, payload) throws(KVError) in
+            guard version > opened.applied else { return }
+            guard let commit = LogRecordCodec.decodePayload(payload, version: version) else {
+                throw KVError.corruptLog(file: walDirectory, offset: 0,
+                                         reason: "record of version \(version) passed its checksum but does not decode")
+            }
+            commits.append(commit)
+        }
+        let lastVersion = max(lastLogVersion ?? 0, opened.applied)
+        report.lastVersion = lastVersion
+        report.commitsHeldInMemory = commits.count
+        report.openedReadOnly = cause
+        let writer = LogWriter(unavailable: cause, fileSystem: fileSystem, directory: walDirectory,
+                               segmentLimit: options.segmentSize, lastVersion: lastVersion, retained: segments)
+        segments.removeAll()
+        var state = OverlayState()
+        state.appliedVersion = opened.applied
+        state.watermark = opened.applied
+        state.latestVersion = opened.applied
+        state.tableHandles = opened.tables
+        _ = state.publish(commits)
+        state.latestVersion = lastVersion
+        state.applyError = cause
+        return (opened.meta, report, writer, state)
+    }
+
+    /// Opens the meta table and every user table; reads the applied version. `readOnly`:
+    /// in a read transaction, for an environment opened read-only (nothing is written; a
+    /// store without its format key is refused).
+    private static func openTables(_ env: LMDBEnvironment, readOnly: Bool = false) throws(KVError)
         -> (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64, logStarted: Bool)
     {
-        let transaction = try env.beginTransaction(readOnly: false)
-        do throws(KVError) {
-            let meta = try transaction.openTable(metaTable, create: true)!
+        func read(_ transaction: LMDBTransaction) throws(KVError)
+            -> (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64, logStarted: Bool)
+        {
+            guard let meta = try transaction.openTable(metaTable, create: !readOnly) else {
+                throw KVError.wrongFormat(file: env.path + "/data.mdb", reason: "LMDB's data file has no \(metaTable) table")
+            }
             let format = try transaction.value(for: formatKey, in: meta).map { bytes in
                 bytes.count == 4 ? bytes.withUnsafeBytes { UInt32(littleEndian: $0.loadUnaligned(as: UInt32.self)) } : UInt32.max
             }
@@ -192,12 +327,20 @@ package final class StoreCore: @unchecked Sendable {
             for name in try transaction.tableNames() where !name.hasPrefix(reservedPrefix) {
                 tables[name] = try transaction.openTable(name, create: false)
             }
-            try transaction.commit()
             return (meta, tables, applied, logStarted)
+        }
+        guard readOnly else { return try env.write(read) }
+        let transaction = try env.beginTransaction(readOnly: true)
+        let result: (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64, logStarted: Bool)
+        do throws(KVError) {
+            result = try read(transaction)
         } catch {
             transaction.abort()
             throw error
         }
+        // Committed, not aborted: the table handles it opened stay valid.
+        try transaction.commitRead()
+        return result
     }
 
     // MARK: Snapshots

@@ -3,7 +3,7 @@ import KVEngine
 
 /// `check`, `stats` and `checkpoint`: looking after a store.
 enum AdminCommands {
-    static let group = CommandGroup(title: "Administration", commands: [check, stats, checkpoint])
+    static let group = CommandGroup(title: "Administration", commands: [check, stats, checkpoint, recover])
 
     static let check = Command(
         name: "check",
@@ -32,12 +32,58 @@ enum AdminCommands {
             ("torn tail", report.tornTail.map {
                 "\($0) (not a problem: commits that were never acknowledged; the next open cuts them)"
             } ?? "none"),
-        ]).text
+            ("LMDB alone complete", lmdbAlone(report)),
+        ] + (report.recoveryCut.map { [("'cairn recover'", "would make this cut: \($0)")] } ?? [])).text
         if !report.isSound {
             text += "problems:\n" + report.problems.map { "  - \($0)\n" }.joined()
         }
         StandardStream.output.write(text)
         return report.isSound ? .success : .storeProblem
+    }
+
+    /// Whether LMDB's data file alone holds every commit, for `check`.
+    private static func lmdbAlone(_ report: CheckReport) -> String {
+        switch report.lmdbAloneComplete {
+        case true?: return "yes: LMDB holds every commit (through version \(report.appliedVersion)); losing the log loses none"
+        case false?: return "no: the log holds commits LMDB lacks (LMDB holds through version \(report.appliedVersion))"
+        case nil: return "unknown: the damage hides whether the log held commits after version \(report.appliedVersion), which LMDB holds"
+        }
+    }
+
+    static let recover = Command(
+        name: "recover",
+        summary: "Open a store whose log is damaged, keeping every commit before the damage.",
+        arguments: ["STORE"],
+        options: [],
+        discussion: """
+            Opens the store in the library's recover-to-last-good-record mode: the log is cut
+            at its first damage, later segments are deleted, and the commits after the cut
+            are lost unless LMDB already holds them. Prints exactly what was cut and which
+            commit versions were lost. Run 'cairn check STORE' first: it says what this
+            would drop and whether LMDB alone holds every commit. A store whose log is not
+            damaged is opened and closed unchanged.
+            """
+    ) { arguments in
+        let path = arguments.positionals[0]
+        guard access(path + "/data.mdb", F_OK) == 0 else { throw CommandError.failed("no Cairn store at \(path)") }
+        var options = Store.Options()
+        options.recovery = .recoverToLastGoodRecord
+        let store = try Store(directory: path, options: options)
+        defer { store.close() }
+        let report = store.recoveryReport
+        var rows: [(String, String)] = []
+        if let cut = report.corruptionCut {
+            rows.append(("cut", "\(cut.file) at offset \(cut.offset), \(byteCount(cut.bytesDropped)) dropped: \(cut.reason)"))
+            rows.append(("lost", cut.loss))
+        } else {
+            rows.append(("cut", "none: the log had no damage to cut"))
+        }
+        if !report.removedSegments.isEmpty { rows.append(("segments removed", report.removedSegments.joined(separator: ", "))) }
+        if let torn = report.tornTail { rows.append(("torn tail cut", "\(torn)")) }
+        rows.append(("commit version", "\(report.lastVersion) (new commits continue from \(report.lastVersion + 1))"))
+        StandardStream.output.write((report.corruptionCut == nil ? "store \(path) needed no recovery\n" : "store \(path) recovered\n")
+            + Figures(rows).text)
+        return .success
     }
 
     static let stats = Command(

@@ -139,7 +139,7 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
         var segment = try readFile(path)
         segment.replaceSubrange(0..<8, with: Array("NOTCAIRN".utf8))
         try writeFile(path, segment)
-        #expect(throws: KVError.wrongFormat(file: path, reason: "wrong magic")) {
+        #expect(throws: KVError.wrongFormat(file: path, reason: "wrong magic: not a Cairn log segment, or its header is damaged")) {
             _ = try Store(directory: directory.path)
         }
     }
@@ -150,7 +150,7 @@ func newestSegment(_ directory: TemporaryDirectory) throws -> String {
         try writeFile(directory.path + "/data.mdb", [UInt8](repeating: 0x5A, count: 8192))
         // The data-file verifier refuses it before LMDB sees it ...
         let verified = #expect(throws: KVError.self) { _ = try Store(directory: directory.path) }
-        guard case .wrongFormat(_, let reason)? = verified, reason.hasPrefix("page 0: ") else {
+        guard case .wrongFormat(_, let reason)? = verified, reason.hasPrefix("LMDB's data file is damaged: page 0: ") else {
             Issue.record("expected wrongFormat naming page 0, got \(String(describing: verified))")
             return
         }

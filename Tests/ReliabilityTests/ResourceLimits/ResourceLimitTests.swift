@@ -228,8 +228,9 @@ import Glibc
 
     /// The disk fills up: every log write fails with ENOSPC from some point on. The commit
     /// that hits it gets the typed error, later ones `poisoned`, reads keep working; while
-    /// the disk stays full the store cannot reopen (a typed error, nothing damaged); once
-    /// space is back it opens with every acknowledged commit.
+    /// the disk stays full the store reopens for reading only (every acknowledged commit
+    /// reads, commits fail with the disk-full error, nothing damaged); once space is back it
+    /// opens with every acknowledged commit.
     @Test(.timeLimit(.minutes(30)))
     func aFullDiskIsATypedErrorAndLosesNothingAcknowledged() throws {
         let directory = try TemporaryDirectory(prefix: "cairn-disk-full")
@@ -266,14 +267,21 @@ import Glibc
         snapshot.close()
         store.simulateCrash()
 
-        // Still full: opening needs a fresh segment, so it fails, typed, and changes nothing.
+        // Still full: opening cannot start a fresh segment, so the store opens for reading
+        // only: every acknowledged commit reads, commits fail with the disk-full error.
         let stillFull = disk.afterPowerLoss(.dropUnsynced, seed: 1)
         for occurrence in 1...100 { stillFull.inject(.write, at: occurrence, errno: ENOSPC) }
-        #expect(throws: KVError.self) { _ = try Store(directory: directory.path, options: options, fileSystem: stillFull) }
         do {
-            _ = try Store(directory: directory.path, options: options, fileSystem: stillFull)
-        } catch {
-            #expect(error.description.contains("No space left"), "\(error)")
+            let reading = try Store(directory: directory.path, options: options, fileSystem: stillFull)
+            #expect(reading.recoveryReport.openedReadOnly?.isDiskFull == true, "\(reading.recoveryReport)")
+            let view = try reading.snapshot()
+            for key in acknowledged { #expect(try view.get(key)?.value.count == 300, "\(key) unreadable on a full disk") }
+            view.close()
+            var batch = WriteBatch()
+            batch.put("x", forKey: "refused")
+            let refused = #expect(throws: KVError.self) { try reading.commit(batch) }
+            #expect(refused?.isDiskFull == true, "\(String(describing: refused))")
+            reading.close()
         }
         // Space is back.
         let freed = stillFull.afterPowerLoss(.dropUnsynced, seed: 2)
