@@ -6,20 +6,6 @@ import Testing
 /// The object layer's measured tricks each rely on an invariant, stated in one comment where
 /// the trick lives; these pin the ones other suites do not (those comments name the tests).
 @Suite struct ContainedTricksTests {
-    /// `count` people saved through one context; their IDs.
-    private func seedPeople(_ store: TestStore, _ count: Int) throws -> [ObjectID] {
-        let context = store.context("seeder")
-        return try context.performAndWait {
-            let people = (0..<count).map { index -> StoredObject in
-                let person = context.insert(entity: "Person")
-                person["name"] = .string("p\(index)")
-                person["age"] = .int(Int64(index))
-                return person
-            }
-            try context.save()
-            return people.map(\.objectID)
-        }
-    }
 
     /// `ObjectContext.registry`: a fetch into an empty context leaves its objects unindexed, and
     /// each way of reading the registry, as the first one after such a fetch, finds them all.

@@ -8,20 +8,6 @@ import Testing
 /// (`IDSetBuild`), and the will-save, which carries its typed value only (Core Data's
 /// will-save has no `userInfo`).
 @Suite struct SaveNotificationSetTests {
-    /// `count` people saved through one context; their IDs in order.
-    private func seedPeople(_ store: TestStore, _ count: Int) throws -> [ObjectID] {
-        let context = store.context("seeder")
-        return try context.performAndWait {
-            let people = (0..<count).map { index -> StoredObject in
-                let person = context.insert(entity: "Person")
-                person["name"] = .string("p\(index)")
-                person["age"] = .int(Int64(index))
-                return person
-            }
-            try context.save()
-            return people.map(\.objectID)
-        }
-    }
 
     /// The did-save's and will-save's `userInfo`, as Foundation delivered them.
     private func observe(_ context: ObjectContext, during body: () throws -> Void) rethrows

@@ -137,3 +137,18 @@ let policiesByName: [String: any MergePolicy] = [
 ]
 
 let policyNames = ["error", "storeTrump", "objectTrump", "overwrite", "rollback"]
+
+/// `count` people saved through one context; their IDs in order.
+func seedPeople(_ store: TestStore, _ count: Int) throws -> [ObjectID] {
+    let context = store.context("seeder")
+    return try context.performAndWait {
+        let people = (0..<count).map { index -> StoredObject in
+            let person = context.insert(entity: "Person")
+            person["name"] = .string("p\(index)")
+            person["age"] = .int(Int64(index))
+            return person
+        }
+        try context.save()
+        return people.map(\.objectID)
+    }
+}
