@@ -8,13 +8,17 @@ import Glibc
 /// see a Mutex's futex as synchronisation.
 ///
 /// `@unchecked Sendable`: `storage` is only reached inside `withLock`/`wait`, under `mutex`.
-package final class ConditionLock<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+///
+/// The class is `public` (its members stay `package`) because Swift 6.3 does not inline an
+/// `@inlinable` method of a `package` class into another module: every engine read then made
+/// an unspecialised generic call.
+public final class ConditionLock<Value>: @unchecked Sendable {
+    @usableFromInline let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private let condition: UnsafeMutablePointer<pthread_cond_t>
     /// Unchecked exclusivity: every access is under `mutex`, which already makes it
     /// exclusive (a nested `withLock` would deadlock on the mutex before any check could
     /// fire), and the runtime's check cost about 100 instructions per lock taken.
-    @exclusivity(unchecked) private var storage: Value
+    @exclusivity(unchecked) @usableFromInline var storage: Value
 
     package init(_ value: Value) {
         storage = value
@@ -36,7 +40,8 @@ package final class ConditionLock<Value>: @unchecked Sendable {
     }
 
     /// Runs `body` with the value, under the lock.
-    @inline(__always)
+    /// Inlinable so that callers in other modules get a specialised, inlined copy.
+    @inlinable @inline(__always)
     package func withLock<Result, Failure: Error>(_ body: (inout Value) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
