@@ -54,8 +54,9 @@ public struct Schema: Sendable, Hashable {
                         expected: attribute.type, found: attribute.defaultValue)
                 }
             }
-            try Self.checkIndexes(of: entity)
+            // Constraints first: each implies an index, whose error would name the wrong thing.
             try Self.checkUniquenessConstraints(of: entity)
+            try Self.checkIndexes(of: entity)
         }
         self.entities = entities
         indexByName = index
