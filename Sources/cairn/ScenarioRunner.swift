@@ -22,6 +22,8 @@ import Glibc
 // 4. An inserted ref has a temporary ID in its own context (and in each parent its child saves
 //    push it into); once a root context saves it, the ref names the permanent ID everywhere.
 // 5. A step that fails does not stop the run: its outcome is `error` with the message.
+// 6. An inserted ref that a constraint merge made the stored object names that object's
+//    permanent ID, so it and the stored ref print the same values.
 
 /// What one step did.
 struct StepRecord {
@@ -54,6 +56,10 @@ struct ConflictRecord: Equatable {
     let kind: ConflictKind
     let ancestorVersion: UInt64
     let storeVersion: UInt64
+    /// A constraint conflict's stored object, by its ref (or its URI when no ref names it).
+    var storedRef: String? = nil
+    /// A constraint conflict's attributes.
+    var constraint: [String]? = nil
 }
 
 /// Everything a run under one policy ended with.
@@ -325,9 +331,14 @@ final class ScenarioRunner {
     }
 
     private func record(of conflict: MergeConflict) -> ConflictRecord {
-        ConflictRecord(
+        var record = ConflictRecord(
             ref: ref(ofURI: conflict.objectID) ?? conflict.objectID, kind: conflict.kind,
             ancestorVersion: conflict.ancestorVersion, storeVersion: conflict.storeVersion)
+        if conflict.kind == .constraint, let stored = conflict.storedObjectID {
+            record.storedRef = ref(ofURI: stored) ?? stored
+            record.constraint = conflict.constraint
+        }
+        return record
     }
 
     private func ref(ofURI uri: String) -> String? {
