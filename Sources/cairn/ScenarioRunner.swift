@@ -307,11 +307,13 @@ final class ScenarioRunner {
 
     private func save(_ step: ScenarioStep, in context: ObjectContext) -> StepRecord {
         let outcome: StepOutcome
-        var conflicts: [MergeConflict]
+        var conflicts: [ConflictRecord]
         do {
             try context.save()
             outcome = .ok
-            conflicts = context.lastSaveConflicts
+            // Named before the refs move: after an upsert the inserted ref names the stored
+            // object too, and the stored ref must stay the one the conflict was with.
+            conflicts = context.lastSaveConflicts.map(record(of:))
             let inserted = (temporaryIDs[step.context] ?? [:]).filter { savedIDs[$0.key] == nil }
             if let parent = parents[step.context] {
                 // The parent holds the child's inserts now, under the same temporary IDs.
@@ -327,12 +329,12 @@ final class ScenarioRunner {
             }
         } catch let error as MergeError {
             outcome = .conflict
-            conflicts = error.conflicts
+            conflicts = error.conflicts.map(record(of:))
         } catch {
             outcome = .error("\(error)")
-            conflicts = context.lastSaveConflicts
+            conflicts = context.lastSaveConflicts.map(record(of:))
         }
-        return StepRecord(step: step, outcome: outcome, conflicts: conflicts.map(record(of:)))
+        return StepRecord(step: step, outcome: outcome, conflicts: conflicts)
     }
 
     private func record(of conflict: MergeConflict) -> ConflictRecord {
