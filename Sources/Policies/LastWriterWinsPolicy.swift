@@ -72,6 +72,12 @@ public struct LastWriterWinsPolicy: MergePolicy {
                 return .write(conflict.ourValues ?? conflict.ancestorValues)
             case .deleteUpdate:
                 return .delete
+            case .constraint:
+                // Two objects, not two versions of one: the newer one's values win the upsert.
+                let oursIsNewer = try isNewer(
+                    (conflict.ourValues ?? [:]).value(of: timestampProperty),
+                    than: (conflict.storeValues ?? [:]).value(of: timestampProperty), objectID: conflict.objectID)
+                return oursIsNewer ? ConstraintMerge.objectTrump(conflict) : ConstraintMerge.storeTrump(conflict)
             }
         }
     }

@@ -5,6 +5,7 @@
 /// | update/update | per property: our changes, plus the store's changes to properties we left alone |
 /// | update/delete | the object is re-inserted with our values (same object ID) |
 /// | delete/update | our delete wins |
+/// | constraint | upsert: merged into the stored object, ours winning on every property we set |
 ///
 /// ```swift
 /// // ancestor {age: 30, city: "Oslo"}; we set city Rome and age 40; the store set age 31.
@@ -43,6 +44,8 @@ public struct MergeByPropertyObjectTrumpPolicy: MergePolicy {
                 .write(conflict.ourValues ?? conflict.ancestorValues)
             case .deleteUpdate:
                 .delete
+            case .constraint:
+                ConstraintMerge.objectTrump(conflict)
             }
         }
     }

@@ -5,6 +5,7 @@
 /// | update/update | per property: store's changes, plus our changes to properties the store left alone |
 /// | update/delete | the store's delete stands; the object is deleted in the context |
 /// | delete/update | our delete is cancelled; the object holds the store's values |
+/// | constraint | merged into the stored object, which keeps its values; ours fill its nulls |
 ///
 /// ```swift
 /// // ancestor {age: 30, city: "Oslo"}; we set city Rome and age 40; the store set age 31.
@@ -38,6 +39,7 @@ public struct MergeByPropertyStoreTrumpPolicy: MergePolicy {
             // The store's side of a deletion conflict wins outright: its delete stands, or its
             // update survives our delete.
             case .updateDelete, .deleteUpdate: .takeStore
+            case .constraint: ConstraintMerge.storeTrump(conflict)
             }
         }
     }

@@ -1,4 +1,5 @@
-/// One object whose save found the store moved on since the context last read it.
+/// One object whose save found the store moved on since the context last read it, or whose
+/// values of a uniqueness constraint another stored object already holds (kind ``ConflictKind/constraint``).
 ///
 /// It carries the three states a policy needs: the ancestor (what the context last read or saved),
 /// ours (the context's in-memory values, or nil when deleted here) and theirs (the store's record
@@ -63,6 +64,42 @@ public struct MergeConflict: Sendable, Hashable {
     /// ```
     public let storeVersion: UInt64
 
+    /// For a constraint conflict, the stored object that already holds the constrained values
+    /// (its URI string, opaque like ``objectID``); nil for the other kinds. ``storeValues`` and
+    /// ``storeVersion`` are that object's record.
+    ///
+    /// ```swift
+    /// conflict.storedObjectID   // "cairn://Person/3"
+    /// ```
+    public let storedObjectID: String?
+
+    /// For a constraint conflict, the constraint's attributes, in declared order; empty for the
+    /// other kinds.
+    ///
+    /// ```swift
+    /// conflict.constraint   // ["email"]
+    /// ```
+    public let constraint: [String]
+
+    /// For a constraint conflict, the values both objects hold for ``constraint``.
+    ///
+    /// ```swift
+    /// conflict.constraintValues   // ["email": .string("ann@example.com")]
+    /// ```
+    public var constraintValues: PropertyValues {
+        var values = PropertyValues()
+        for attribute in constraint { values[attribute] = ourValues?.value(of: attribute) ?? .null }
+        return values
+    }
+
+    /// For a constraint conflict, whether our object is new (an insert, ancestor version 0)
+    /// rather than a stored object whose change collides.
+    ///
+    /// ```swift
+    /// conflict.isInsertion   // true: ancestorValues is empty
+    /// ```
+    public var isInsertion: Bool { kind == .constraint && ancestorVersion == 0 }
+
     /// Creates a conflict; the optional sides must agree with `kind` and `storeVersion`.
     ///
     /// ```swift
@@ -75,7 +112,8 @@ public struct MergeConflict: Sendable, Hashable {
     /// A mismatch (for example `.updateUpdate` with nil `storeValues`, or a deleted store record
     /// with a non-zero version) is a programming error in the caller and stops the process with
     /// a message naming the rule, because a policy would otherwise resolve a conflict that
-    /// cannot exist. Both sides deleted is not a conflict: do not build one for it.
+    /// cannot exist. Both sides deleted is not a conflict: do not build one for it. A constraint
+    /// conflict is made with ``init(constraint:objectID:storedObjectID:ancestorValues:ancestorVersion:ourValues:storeValues:storeVersion:)``.
     public init(
         objectID: String,
         kind: ConflictKind,
@@ -101,6 +139,10 @@ public struct MergeConflict: Sendable, Hashable {
                 ourValues == nil && storeValues != nil,
                 "MergeConflict \(objectID): a delete/update conflict needs nil ourValues and storeValues"
             )
+        case .constraint:
+            preconditionFailure(
+                "MergeConflict \(objectID): make a constraint conflict with init(constraint:objectID:storedObjectID:...)"
+            )
         }
         precondition(
             (storeValues == nil) == (storeVersion == 0),
@@ -113,6 +155,45 @@ public struct MergeConflict: Sendable, Hashable {
         self.ourValues = ourValues
         self.storeValues = storeValues
         self.storeVersion = storeVersion
+        storedObjectID = nil
+        constraint = []
+    }
+
+    /// Creates a constraint conflict: our object (new when `ancestorVersion` is 0, with empty
+    /// `ancestorValues`) holds the values of `constraint` that the stored object
+    /// `storedObjectID` (`storeValues` at `storeVersion`) already holds.
+    ///
+    /// ```swift
+    /// let duplicate = MergeConflict(
+    ///     constraint: ["email"], objectID: "cairn://Person/t1", storedObjectID: "cairn://Person/3",
+    ///     ancestorValues: [:], ancestorVersion: 0,
+    ///     ourValues: ["email": .string("ann@example.com"), "name": .string("Ann")],
+    ///     storeValues: ["email": .string("ann@example.com"), "name": .string("Anne")], storeVersion: 1)
+    /// ```
+    ///
+    /// An empty `constraint` or a `storeVersion` of 0 (the stored object must exist) is a
+    /// programming error in the caller and stops the process with a message naming the rule.
+    public init(
+        constraint: [String],
+        objectID: String,
+        storedObjectID: String,
+        ancestorValues: PropertyValues,
+        ancestorVersion: UInt64,
+        ourValues: PropertyValues,
+        storeValues: PropertyValues,
+        storeVersion: UInt64
+    ) {
+        precondition(!constraint.isEmpty, "MergeConflict \(objectID): a constraint conflict needs the constraint's attributes")
+        precondition(storeVersion != 0, "MergeConflict \(objectID): a constraint conflict needs the stored object's version")
+        self.objectID = objectID
+        kind = .constraint
+        self.ancestorValues = ancestorValues
+        self.ancestorVersion = ancestorVersion
+        self.ourValues = ourValues
+        self.storeValues = storeValues
+        self.storeVersion = storeVersion
+        self.storedObjectID = storedObjectID
+        self.constraint = constraint
     }
 
     /// The properties whose in-memory value differs from the ancestor's; empty when deleted here.

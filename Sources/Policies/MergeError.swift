@@ -38,7 +38,9 @@ public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
     /// //   ours {age: 40, name: "Ann"}; theirs v2 {age: 31, name: "Ann"}
     /// ```
     ///
-    /// (The example wraps one line in two for width.)
+    /// (The example wraps one line in two for width.) A constraint conflict's line names the
+    /// constraint, its values and the stored object holding them:
+    /// `- cairn://Person/t1 (constraint [email] = {email: "a@x"}): already held by cairn://Person/3 v1 {…}; ours {…}`.
     public var description: String {
         let noun = conflicts.count == 1 ? "object" : "objects"
         var lines = ["merge conflict on \(conflicts.count) \(noun):"]
@@ -46,6 +48,14 @@ public struct MergeError: Error, Sendable, Hashable, CustomStringConvertible {
             let ours = conflict.ourValues.map(Self.render) ?? "deleted"
             let theirs = conflict.storeValues.map { "v\(conflict.storeVersion) " + Self.render($0) }
                 ?? "deleted (version \(conflict.storeVersion))"
+            if conflict.kind == .constraint {
+                lines.append(
+                    "- \(conflict.objectID) (constraint [\(conflict.constraint.joined(separator: ", "))] = "
+                        + "\(Self.render(conflict.constraintValues))): already held by \(conflict.storedObjectID ?? "?") "
+                        + "v\(conflict.storeVersion) \(Self.render(conflict.storeValues ?? [:])); ours \(ours)"
+                )
+                continue
+            }
             lines.append(
                 "- \(conflict.objectID) (\(conflict.kind.rawValue)): "
                     + "ancestor v\(conflict.ancestorVersion) \(Self.render(conflict.ancestorValues)); "

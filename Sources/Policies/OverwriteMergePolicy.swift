@@ -8,6 +8,7 @@
 /// | update/update | all our values written, the store's changes lost |
 /// | update/delete | the object is re-inserted with our values (same object ID) |
 /// | delete/update | our delete wins |
+/// | constraint | the stored object takes our whole state and keeps its object ID |
 ///
 /// ```swift
 /// // ancestor {age: 30, city: "Oslo"}; we set city Rome; the store set age 31.
@@ -44,6 +45,8 @@ public struct OverwriteMergePolicy: MergePolicy {
                 .write(conflict.ourValues ?? conflict.ancestorValues)
             case .deleteUpdate:
                 .delete
+            case .constraint:
+                ConstraintMerge.overwrite(conflict)
             }
         }
     }

@@ -1,5 +1,8 @@
 /// What a policy decides for one conflicting object.
 ///
+/// For a constraint conflict the same three answers mean: merge our object into the stored one
+/// with these values, delete ours, or discard our insert or change (``ConstraintMerge``).
+///
 /// ```swift
 /// func resolve(_ conflicts: [MergeConflict]) -> [Resolution] {
 ///     conflicts.map { $0.kind == .deleteUpdate ? .delete : .takeStore }

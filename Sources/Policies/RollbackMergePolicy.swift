@@ -7,6 +7,7 @@
 /// | update/update | our changes dropped; the object holds the store's values |
 /// | update/delete | the object is deleted in the context |
 /// | delete/update | our delete is cancelled; the object holds the store's values |
+/// | constraint | our insert (or change) is discarded; the stored object stays as it is |
 ///
 /// ```swift
 /// // ancestor {age: 30, city: "Oslo"}; we set city Rome; the store set age 31.
@@ -39,7 +40,8 @@ public struct RollbackMergePolicy: MergePolicy {
             // Through the shared per-property rule (every property: theirs), so update/update
             // follows the same path as storeTrump and objectTrump; it always yields .takeStore.
             case .updateUpdate: PropertyMerge.rollback.resolve(conflict)
-            case .updateDelete, .deleteUpdate: .takeStore
+            // A constraint conflict's takeStore discards our insert or change.
+            case .updateDelete, .deleteUpdate, .constraint: .takeStore
             }
         }
     }

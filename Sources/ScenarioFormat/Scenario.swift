@@ -236,14 +236,35 @@ private struct ScenarioReader {
             throw ScenarioFileError("entities: expected an object of entities, such as "
                 + #"{ "Person": { "name": "string", "age": "int?" } }, found \#(value.kindDescription)"#)
         }
-        for (entityName, attributesValue) in entityMembers {
-            guard case .object(let attributeMembers) = attributesValue else {
+        for (entityName, entityValue) in entityMembers {
+            guard case .object(let entityFields) = entityValue else {
                 throw ScenarioFileError("entities.\(entityName): expected an object of attribute types, "
-                    + "found \(attributesValue.kindDescription)")
+                    + "found \(entityValue.kindDescription)")
+            }
+            // The long form has an object under "attributes"; in the short form every member is
+            // an attribute whose value is its type, a string.
+            var attributeMembers = entityFields
+            var indexes: [[String]] = [], constraints: [[String]] = []
+            var attributesPath = "entities.\(entityName)"
+            if let long = entityFields.first(where: { $0.key == "attributes" }), case .object(let members) = long.value {
+                let path = "entities.\(entityName)"
+                let fields = try self.members(
+                    of: entityValue, at: path, allowed: ["attributes", "relationships", "indexes", "uniquenessConstraints"],
+                    required: ["attributes"])
+                if fields["relationships"] != nil {
+                    throw ScenarioFileError("\(path).relationships: relationships are not supported by this runner yet; "
+                        + "write the entity with attributes, indexes and uniquenessConstraints only")
+                }
+                attributeMembers = members
+                attributesPath = "\(path).attributes"
+                if let value = fields["indexes"] { indexes = try attributeLists(value, at: "\(path).indexes") }
+                if let value = fields["uniquenessConstraints"] {
+                    constraints = try attributeLists(value, at: "\(path).uniquenessConstraints")
+                }
             }
             var attributes: [AttributeDescription] = []
             for (attributeName, typeValue) in attributeMembers {
-                let path = "entities.\(entityName).\(attributeName)"
+                let path = "\(attributesPath).\(attributeName)"
                 let typeText = try string(typeValue, at: path)
                 let isOptional = typeText.hasSuffix("?")
                 let baseName = isOptional ? String(typeText.dropLast()) : typeText
@@ -254,13 +275,31 @@ private struct ScenarioReader {
                 }
                 attributes.append(AttributeDescription(attributeName, type, isOptional: isOptional))
             }
-            entities.append(EntityDescription(entityName, attributes: attributes))
+            entities.append(EntityDescription(
+                entityName, attributes: attributes, indexes: indexes, uniquenessConstraints: constraints))
         }
         do {
             return try Schema(entities)
         } catch {
             throw ScenarioFileError("entities: \(error)")
         }
+    }
+
+    /// `[["a"], ["b", "c"]]`: lists of attribute names (the schema checks the names).
+    func attributeLists(_ value: JSONValue, at path: String) throws(ScenarioFileError) -> [[String]] {
+        guard case .array(let lists) = value else {
+            throw ScenarioFileError("\(path): expected a list of attribute lists, such as [[\"email\"]], found \(value.kindDescription)")
+        }
+        var result: [[String]] = []
+        for (index, list) in lists.enumerated() {
+            guard case .array(let names) = list else {
+                throw ScenarioFileError("\(path)[\(index)]: expected a list of attribute names, found \(list.kindDescription)")
+            }
+            var attributes: [String] = []
+            for (position, name) in names.enumerated() { attributes.append(try string(name, at: "\(path)[\(index)][\(position)]")) }
+            result.append(attributes)
+        }
+        return result
     }
 
     mutating func readStore(_ value: JSONValue) throws(ScenarioFileError) {
@@ -291,6 +330,9 @@ private struct ScenarioReader {
         let fields = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value) })
         guard let opValue = fields["do"] else { throw ScenarioFileError("\(at): missing \"do\" (what the step does)") }
         let op = try string(opValue, at: "\(at): \"do\"")
+        if op == "relate" {
+            throw ScenarioFileError("\(at): `relate` needs relationships, which this runner does not support yet")
+        }
         guard let opKeys = stepKeys[op] else {
             throw ScenarioFileError("\(at): unknown op \"\(op)\"; the ops are \(stepOrder.joined(separator: ", "))")
         }

@@ -589,5 +589,490 @@ enum CanonicalScenarios {
               }
             }
             """#),
+        (file: "constraint-insert-duplicate.json", text: #"""
+            {
+              "name": "constraint-insert-duplicate",
+              "description": "A inserts a person with the email of a stored one (constraint [email]); the stored object keeps its ID.",
+              "entities": {
+                "Person": {
+                  "attributes": {
+                    "name": "string",
+                    "email": "string?",
+                    "city": "string?"
+                  },
+                  "uniquenessConstraints": [
+                    [
+                      "email"
+                    ]
+                  ]
+                }
+              },
+              "store": {
+                "p": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann",
+                    "email": "ann@example.com",
+                    "city": "Oslo"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "insert",
+                  "ref": "q",
+                  "entity": "Person",
+                  "values": {
+                    "name": "Anne",
+                    "email": "ann@example.com"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "conflict"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "q": null
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "q": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    },
+                    "q": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    },
+                    "q": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "q": null
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "constraint-change-duplicate.json", text: #"""
+            {
+              "name": "constraint-change-duplicate",
+              "description": "A changes Bo's email to Ann's: Bo is merged into the stored Ann (whose ID stays) or the change is discarded.",
+              "entities": {
+                "Person": {
+                  "attributes": {
+                    "name": "string",
+                    "email": "string?",
+                    "city": "string?"
+                  },
+                  "uniquenessConstraints": [
+                    [
+                      "email"
+                    ]
+                  ]
+                }
+              },
+              "store": {
+                "p": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann",
+                    "email": "ann@example.com",
+                    "city": "Oslo"
+                  }
+                },
+                "r": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bo",
+                    "email": "bo@example.com",
+                    "city": "Rome"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "r"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "r",
+                  "values": {
+                    "email": "ann@example.com"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "conflict"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "r": {
+                      "name": "Bo",
+                      "email": "bo@example.com",
+                      "city": "Rome"
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "r": null
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "r": null
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Bo",
+                      "email": "ann@example.com",
+                      "city": "Rome"
+                    },
+                    "r": null
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "r": {
+                      "name": "Bo",
+                      "email": "bo@example.com",
+                      "city": "Rome"
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "constraint-concurrent-inserts.json", text: #"""
+            {
+              "name": "constraint-concurrent-inserts",
+              "description": "A and B insert a person with the same email; A saves first, so B's save meets A's object.",
+              "entities": {
+                "Person": {
+                  "attributes": {
+                    "name": "string",
+                    "email": "string?",
+                    "city": "string?"
+                  },
+                  "uniquenessConstraints": [
+                    [
+                      "email"
+                    ]
+                  ]
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "insert",
+                  "ref": "a",
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann",
+                    "email": "ann@example.com",
+                    "city": "Oslo"
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "insert",
+                  "ref": "b",
+                  "entity": "Person",
+                  "values": {
+                    "name": "Anne",
+                    "email": "ann@example.com"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "a": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "b": null
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "a": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "b": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "a": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    },
+                    "b": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "a": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    },
+                    "b": {
+                      "name": "Anne",
+                      "email": "ann@example.com",
+                      "city": null
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "a": {
+                      "name": "Ann",
+                      "email": "ann@example.com",
+                      "city": "Oslo"
+                    },
+                    "b": null
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "constraint-duplicate-in-one-save.json", text: #"""
+            {
+              "name": "constraint-duplicate-in-one-save",
+              "description": "A inserts two people with the same email in one save: a validation error under every policy.",
+              "entities": {
+                "Person": {
+                  "attributes": {
+                    "name": "string",
+                    "email": "string?",
+                    "city": "string?"
+                  },
+                  "uniquenessConstraints": [
+                    [
+                      "email"
+                    ]
+                  ]
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "insert",
+                  "ref": "a",
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann",
+                    "email": "ann@example.com"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "insert",
+                  "ref": "b",
+                  "entity": "Person",
+                  "values": {
+                    "name": "Anne",
+                    "email": "ann@example.com"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "a": null,
+                    "b": null
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "a": null,
+                    "b": null
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "a": null,
+                    "b": null
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "a": null,
+                    "b": null
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "a": null,
+                    "b": null
+                  }
+                }
+              }
+            }
+            """#),
     ]
 }

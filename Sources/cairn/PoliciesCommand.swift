@@ -110,7 +110,10 @@ enum PoliciesCommand {
                 table.append(
                     labels: [scenario.name, "\(step.context)'s save (step \(conflicting))"],
                     cells: results.map { $0.record(at: conflicting)!.outcome.word.rawValue })
-                let conflicted = Set(results.flatMap { $0.record(at: conflicting)!.conflicts.map(\.ref) })
+                // A constraint conflict involves the stored object too: its row shows the merge.
+                let conflicted = Set(results.flatMap { result in
+                    result.record(at: conflicting)!.conflicts.flatMap { [$0.ref] + ($0.storedRef.map { [$0] } ?? []) }
+                })
                 refNames = scenario.refs.map(\.name).filter { conflicted.contains($0) }
             } else {
                 table.append(labels: [scenario.name, "no save step"], cells: results.map { _ in "-" })

@@ -31,12 +31,17 @@ enum ScenarioReport {
             ]
             if !record.conflicts.isEmpty {
                 members.append((key: "conflicts", value: .array(record.conflicts.map { conflict in
-                    .object([
+                    var fields: [(key: String, value: JSONValue)] = [
                         (key: "ref", value: .string(conflict.ref)),
                         (key: "kind", value: .string(conflict.kind.rawValue)),
-                        (key: "ancestorVersion", value: .integer(Int64(conflict.ancestorVersion))),
-                        (key: "storeVersion", value: .integer(Int64(conflict.storeVersion))),
-                    ])
+                    ]
+                    if let storedRef = conflict.storedRef { fields.append((key: "storedRef", value: .string(storedRef))) }
+                    if let constraint = conflict.constraint {
+                        fields.append((key: "constraint", value: .array(constraint.map { .string($0) })))
+                    }
+                    fields.append((key: "ancestorVersion", value: .integer(Int64(conflict.ancestorVersion))))
+                    fields.append((key: "storeVersion", value: .integer(Int64(conflict.storeVersion))))
+                    return .object(fields)
                 })))
             }
             if case .error(let message) = record.outcome {

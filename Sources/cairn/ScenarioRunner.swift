@@ -22,6 +22,8 @@ import Glibc
 // 4. An inserted ref has a temporary ID in its own context (and in each parent its child saves
 //    push it into); once a root context saves it, the ref names the permanent ID everywhere.
 // 5. A step that fails does not stop the run: its outcome is `error` with the message.
+// 6. An inserted ref that a constraint merge made the stored object names that object's
+//    permanent ID, so it and the stored ref print the same values.
 
 /// What one step did.
 struct StepRecord {
@@ -54,6 +56,10 @@ struct ConflictRecord: Equatable {
     let kind: ConflictKind
     let ancestorVersion: UInt64
     let storeVersion: UInt64
+    /// A constraint conflict's stored object, by its ref (or its URI when no ref names it).
+    var storedRef: String? = nil
+    /// A constraint conflict's attributes.
+    var constraint: [String]? = nil
 }
 
 /// Everything a run under one policy ended with.
@@ -116,8 +122,13 @@ final class ScenarioRunner {
         var options = ObjectStore.Options()
         // A scratch store that is removed at the end: no need to wait for fdatasync.
         options.saveDurability = .normal
-        // Opening builds the indexes a schema declares: say so on stderr, as every cairn store opener does.
-        options.indexBuildProgress = { progress in FileHandle.standardError.write(Data("cairn: index \(progress)\n".utf8)) }
+        // Opening builds the indexes a schema declares: say so on stderr, as every cairn store
+        // opener does, unless there is nothing to say (the scratch store is new, so its builds
+        // are empty; one line per index and policy run only buried the report's own errors).
+        options.indexBuildProgress = { progress in
+            guard progress.entries > 0 else { return }
+            FileHandle.standardError.write(Data("cairn: index \(progress)\n".utf8))
+        }
         let objects: ObjectStore
         do {
             objects = try ObjectStore(directory: directory.path, schema: scenario.schema, options: options)
@@ -296,11 +307,13 @@ final class ScenarioRunner {
 
     private func save(_ step: ScenarioStep, in context: ObjectContext) -> StepRecord {
         let outcome: StepOutcome
-        var conflicts: [MergeConflict]
+        var conflicts: [ConflictRecord]
         do {
             try context.save()
             outcome = .ok
-            conflicts = context.lastSaveConflicts
+            // Named before the refs move: after an upsert the inserted ref names the stored
+            // object too, and the stored ref must stay the one the conflict was with.
+            conflicts = context.lastSaveConflicts.map(record(of:))
             let inserted = (temporaryIDs[step.context] ?? [:]).filter { savedIDs[$0.key] == nil }
             if let parent = parents[step.context] {
                 // The parent holds the child's inserts now, under the same temporary IDs.
@@ -316,18 +329,23 @@ final class ScenarioRunner {
             }
         } catch let error as MergeError {
             outcome = .conflict
-            conflicts = error.conflicts
+            conflicts = error.conflicts.map(record(of:))
         } catch {
             outcome = .error("\(error)")
-            conflicts = context.lastSaveConflicts
+            conflicts = context.lastSaveConflicts.map(record(of:))
         }
-        return StepRecord(step: step, outcome: outcome, conflicts: conflicts.map(record(of:)))
+        return StepRecord(step: step, outcome: outcome, conflicts: conflicts)
     }
 
     private func record(of conflict: MergeConflict) -> ConflictRecord {
-        ConflictRecord(
+        var record = ConflictRecord(
             ref: ref(ofURI: conflict.objectID) ?? conflict.objectID, kind: conflict.kind,
             ancestorVersion: conflict.ancestorVersion, storeVersion: conflict.storeVersion)
+        if conflict.kind == .constraint, let stored = conflict.storedObjectID {
+            record.storedRef = ref(ofURI: stored) ?? stored
+            record.constraint = conflict.constraint
+        }
+        return record
     }
 
     private func ref(ofURI uri: String) -> String? {

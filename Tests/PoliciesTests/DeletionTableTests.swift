@@ -74,9 +74,9 @@ struct DeletionTableTests {
         }
     }
 
-    @Test("the three kinds are exactly the policy-consulted cases; both-deleted is none of them")
+    @Test("the three deletion-table kinds and constraint are exactly the policy-consulted cases; both-deleted is none of them")
     func kinds() {
-        #expect(ConflictKind.allCases == [.updateUpdate, .updateDelete, .deleteUpdate])
+        #expect(ConflictKind.allCases == [.updateUpdate, .updateDelete, .deleteUpdate, .constraint])
     }
 
     @Test("a both-deleted conflict cannot be built")

@@ -223,3 +223,37 @@ import Testing
             #"entities: invalid entity name "9P""#) == true)
     }
 }
+
+/// The long entity form: attributes under "attributes", with indexes and uniqueness constraints.
+@Suite struct LongEntityFormTests {
+    @Test func theLongFormReadsIndexesAndUniquenessConstraints() throws {
+        let scenario = try Scenario.parse(#"""
+            {"name": "x", "entities": {
+               "Person": {"attributes": {"name": "string", "email": "string?", "age": "int?"},
+                          "indexes": [["name"], ["name", "age"]], "uniquenessConstraints": [["email"]]},
+               "Tag": {"label": "string"}},
+             "store": {"p": {"entity": "Person", "values": {"name": "Ann", "email": "a@x"}}},
+             "steps": [{"in": "A", "do": "fetch", "ref": "p"}]}
+            """#)
+        let person = try #require(scenario.schema.entity(named: "Person"))
+        #expect(person.attributes.map(\.name) == ["name", "email", "age"])
+        #expect(person.attributes.map(\.isOptional) == [false, true, true])
+        #expect(person.indexes == [["name"], ["name", "age"]])
+        #expect(person.uniquenessConstraints == [["email"]])
+        // The short form beside it is unchanged.
+        #expect(scenario.schema.entity(named: "Tag")?.attributes.map(\.name) == ["label"])
+        #expect(scenario.ref(named: "p")?.storeValues?["email"] == .string("a@x"))
+    }
+
+    @Test func longFormMistakesAreTypedErrorsNamingThePath() {
+        func error(_ entity: String) -> String? {
+            ScenarioFormatTests.scenarioError(#"{"name": "x", "entities": {"P": "# + entity + #"}, "steps": []}"#)?.message
+        }
+        #expect(error(#"{"attributes": {"a": "int"}, "relationships": {}}"#)?.hasPrefix("entities.P.relationships: relationships are not supported") == true)
+        #expect(error(#"{"attributes": {"a": "int"}, "uniquenessConstraints": [["b"]]}"#)
+            == #"entities: a uniqueness constraint of entity P names "b", which is not one of its attributes"#)
+        #expect(error(#"{"attributes": {"a": "int"}, "indexes": ["a"]}"#)?.hasPrefix("entities.P.indexes[0]: expected a list") == true)
+        #expect(error(#"{"attributes": {"a": "int"}, "colour": 1}"#)?.hasPrefix(#"entities.P: unknown key "colour""#) == true)
+        #expect(error(#"{"attributes": {"a": "integer"}}"#)?.hasPrefix(#"entities.P.attributes.a: unknown attribute type"#) == true)
+    }
+}

@@ -81,6 +81,16 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// ```
     case predicateTypeMismatch(entity: String, attribute: String, expected: AttributeType, found: AttributeValue)
 
+    /// Opening a store whose schema adds a uniqueness constraint found stored objects that
+    /// break it: at least these two hold the same values (or one holds values too long for a
+    /// constraint entry, then `objectIDs` names it alone). Nothing was written: fix the data
+    /// with the old schema, then open again.
+    ///
+    /// ```swift
+    /// catch ContextError.uniquenessViolatedByStoredObjects(let entity, let constraint, let ids) { … }
+    /// ```
+    case uniquenessViolatedByStoredObjects(entity: String, constraint: [String], objectIDs: [ObjectID])
+
     /// What went wrong, naming the object or entity.
     ///
     /// ```swift
@@ -108,6 +118,11 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
             return "entity \(entity) has no attribute named \"\(attribute)\" (named in a fetch request's predicate or sort)"
         case let .predicateTypeMismatch(entity, attribute, expected, found):
             return "a predicate compares \(entity).\(attribute), of type \(expected), with \(found), a value of another type"
+        case let .uniquenessViolatedByStoredObjects(entity, constraint, ids):
+            let what = ids.count == 1 ? "\(ids[0]) holds values too long for a constraint entry"
+                : ids.map(\.description).joined(separator: " and ") + " hold the same values"
+            return "cannot add the uniqueness constraint [\(constraint.joined(separator: ", "))] to entity \(entity): "
+                + "\(what); nothing was written"
         }
     }
 }

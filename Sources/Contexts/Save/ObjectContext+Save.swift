@@ -123,6 +123,8 @@ extension ObjectContext {
             if core.schema.hasIndexes {
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
             }
+            var keyRoles: [StorageKey: SaveKeyRole] = [:]
+            if core.schema.hasUniquenessConstraints { appendUniquenessOperations(of: entries, to: &batch, roles: &keyRoles) }
             guard !batch.isEmpty else {
                 // Every entry resolved to "write nothing" (take the store's state, both deleted).
                 finish(consume entries, recordVersions: [], entryOfOperation: [], commitVersion: nil,
@@ -142,7 +144,7 @@ extension ObjectContext {
                        commitVersion: version, willSaveUpdates: willSaveUpdates, report: &report)
                 return
             case .conditionsFailed(let failures):
-                let round = try conflicts(after: failures, in: &entries)
+                let round = try conflicts(after: failures, in: &entries, roles: keyRoles)
                 guard report.attempts < maxAttempts else {
                     throw ContextError.tooManyConflictRetries(attempts: report.attempts, conflicts: round.conflicts)
                 }
@@ -151,7 +153,11 @@ extension ObjectContext {
                 let resolutions = try policy.resolutions(for: round.conflicts)
                 report.resolutions.append(resolutions)
                 for (position, resolution) in resolutions.enumerated() {
-                    try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
+                    if let target = round.constraintTargets[position] {
+                        try apply(resolution, to: &entries[round.entryIndices[position]], mergingInto: target)
+                    } else {
+                        try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
+                    }
                 }
             }
         }
@@ -215,6 +221,8 @@ extension ObjectContext {
                 }
             }
         }
+        // Before keys are allocated: a duplicate within the save costs the store nothing.
+        if core.schema.hasUniquenessConstraints { try checkUniquenessWithinSave(entries) }
         if insertedEntries.isEmpty {
             firstBatch = (batch, entryOfOperation)
         } else {
@@ -226,29 +234,37 @@ extension ObjectContext {
         return entries
     }
 
-    private struct ConflictRound {
+    struct ConflictRound {
         var conflicts: [MergeConflict] = []
         var entryIndices: [Int] = []
         var theirs: [(values: ObjectValues, version: UInt64)?] = []
+        /// For a constraint conflict, the stored object ours would duplicate; nil for the others.
+        var constraintTargets: [ConstraintTarget?] = []
     }
 
     /// Reads the store's state of every failed key and turns the failures into conflicts;
     /// failures that are not conflicts (both deleted, a race already over, an allocated key
     /// taken meanwhile) are handled on the entries directly.
-    private func conflicts(after failures: [FailedStorageCondition], in entries: inout [SaveEntry]) throws -> ConflictRound {
+    private func conflicts(
+        after failures: [FailedStorageCondition], in entries: inout [SaveEntry], roles: [StorageKey: SaveKeyRole]
+    ) throws -> ConflictRound {
         var entryIndexByKey: [StorageKey: Int] = [:]
         for (index, entry) in entries.enumerated() where entry.condition != nil {
             entryIndexByKey[StorageKey(table: entry.table, key: entry.key)] = index
         }
         var failedIndices: [Int] = []
+        var otherFailures: [(key: StorageKey, role: SaveKeyRole)] = []
         for failure in failures {
-            guard let index = entryIndexByKey[failure.key] else {
+            if let index = entryIndexByKey[failure.key] {
+                failedIndices.append(index)
+            } else if let role = roles[failure.key] {
+                otherFailures.append((failure.key, role))
+            } else {
                 throw ContextError.storage(StorageError(
                     code: .conditionsFailed, operation: "commit",
                     message: "commit conditions the save did not set failed: "
                         + failures.map(\.description).joined(separator: "; ")))
             }
-            failedIndices.append(index)
         }
         let failedEntries = Set(failedIndices).sorted()
         let view = try core.readView()
@@ -277,7 +293,7 @@ extension ObjectContext {
             case .update, .check:
                 if (theirs?.version ?? 0) == entry.ancestorVersion { continue }
                 kind = theirs == nil ? .updateDelete : .updateUpdate
-            case .takeStore, .dropDeleted:
+            case .takeStore, .dropDeleted, .discardInsert:
                 continue  // wrote nothing, so cannot have failed
             }
             let layout = entry.object.entity.layout
@@ -288,7 +304,11 @@ extension ObjectContext {
                 storeValues: theirs?.values.dictionary(layout), storeVersion: theirs?.version ?? 0))
             round.entryIndices.append(index)
             round.theirs.append(theirs)
+            round.constraintTargets.append(nil)
         }
+        // An entry whose record conflicts settles that first; its constraints are checked again
+        // by the next commit.
+        try addConstraintConflicts(otherFailures, skipping: Set(failedEntries), in: &entries, view: view, to: &round)
         return round
     }
 
@@ -360,6 +380,7 @@ extension ObjectContext {
             let object = entry.object
             let id = entry.id
             object.conflictCheckMark = false
+            deleted.append(contentsOf: entry.retiredRecords.map(\.id))
             switch entry.step {
             case .insert, .update:
                 let wasStored = entry.updatesStoredRecord
@@ -371,7 +392,12 @@ extension ObjectContext {
                 object.ancestorVersion = versionOfEntry[entries.count] ?? 0
                 object.insertedFlag = false
                 object.deletedFlag = false
-                changeID(of: object, to: id)
+                if entry.isConstraintMerge {
+                    if let temporary = temporaryID(of: object) { report.temporaryIDs[id] = temporary }
+                    takeOverID(of: object, to: id)
+                } else {
+                    changeID(of: object, to: id)
+                }
                 if wasStored {
                     if matching, id == willSaveUpdates[willSaveUpdates.count - 1 - matched] {
                         matched += 1
@@ -390,8 +416,20 @@ extension ObjectContext {
             case .delete, .dropDeleted:
                 deleted.append(id)
                 forget(object, reason: "its deletion was saved")
+            case .check where entry.isConstraintMerge:
+                // Merged into a stored object that already held every value: nothing written.
+                object.current = entry.values
+                object.ancestorValues = entry.values
+                object.ancestorVersion = versionOfEntry[entries.count] ?? entry.ancestorVersion
+                object.insertedFlag = false
+                object.deletedFlag = false
+                if let temporary = temporaryID(of: object) { report.temporaryIDs[id] = temporary }
+                takeOverID(of: object, to: id)
+                tookStore.append(id)
             case .check:
                 break
+            case .discardInsert:
+                forget(object, reason: "the merge policy discarded its insert: a stored object holds its values of a uniqueness constraint")
             case let .takeStore(values, version):
                 tookStore.append(id)
                 if let values {

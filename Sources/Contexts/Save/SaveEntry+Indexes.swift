@@ -20,7 +20,7 @@ extension SaveEntry {
             (old, new) = (ancestorVersion == 0 ? nil : ancestorValues, values)
         case .delete:
             (old, new) = (ancestorValues, nil)
-        case .check, .takeStore, .dropDeleted:
+        case .check, .takeStore, .dropDeleted, .discardInsert:
             return
         }
         for index in indexes {

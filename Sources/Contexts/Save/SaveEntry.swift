@@ -19,6 +19,16 @@ struct SaveEntry {
         case takeStore(values: ObjectValues?, version: UInt64)
         /// write nothing; deleted here and in the store.
         case dropDeleted
+        /// write nothing; a merge policy discarded the insert (a constraint conflict).
+        case discardInsert
+    }
+
+    /// A stored record a constraint merge takes away: our object's own record (or a stored
+    /// object it merged into before) is deleted in the commit that merges it into another.
+    struct RetiredRecord {
+        let id: ObjectID
+        var values: ObjectValues
+        var version: UInt64
     }
 
     let object: StoredObject
@@ -44,6 +54,11 @@ struct SaveEntry {
     /// object of a save, for values only a conflict reads.
     private var ancestorOverride: ObjectValues? = nil
     var ancestorVersion: UInt64
+    /// Whether a constraint conflict merged the object into the stored object `id` names: the
+    /// object takes that ID when the commit succeeds.
+    var isConstraintMerge = false
+    /// The records the merge deletes in the same commit.
+    var retiredRecords: [RetiredRecord] = []
 
     init(object: StoredObject, id: ObjectID, step: Step, values: ObjectValues, ancestorVersion: UInt64) {
         self.object = object
@@ -55,7 +70,7 @@ struct SaveEntry {
 
     /// Whether an insert or update writes over a record the store held (reported as an
     /// update), rather than a new one (reported as an insert).
-    var updatesStoredRecord: Bool { !object.insertedFlag && ancestorVersion != 0 }
+    var updatesStoredRecord: Bool { isConstraintMerge || (!object.insertedFlag && ancestorVersion != 0) }
 
     /// The entity's table (the ID's entity is always the object's).
     var table: String { object.entity.layout.tableName }
@@ -67,7 +82,7 @@ struct SaveEntry {
         case .insert: return .absent
         case .update: return ancestorVersion == 0 ? .absent : .version(ancestorVersion)
         case .delete, .check: return .version(ancestorVersion)
-        case .takeStore, .dropDeleted: return nil
+        case .takeStore, .dropDeleted, .discardInsert: return nil
         }
     }
 
@@ -104,7 +119,7 @@ struct SaveEntry {
             batch.delete(key, in: table, if: condition)
         case .check:
             batch.require(condition, forKey: key, in: table)
-        case .takeStore, .dropDeleted:
+        case .takeStore, .dropDeleted, .discardInsert:
             return false
         }
         return true

@@ -38,6 +38,21 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
         /// ValidationError.Problem.unknownAttribute
         /// ```
         case unknownAttribute
+        /// Another object of the same save holds the same values of this uniqueness constraint
+        /// (``ValidationError/attributeName`` is its first attribute). Under every merge policy:
+        /// a policy resolves a duplicate of a stored object, never two of its own save.
+        ///
+        /// ```swift
+        /// ValidationError.Problem.duplicateInSave(constraint: ["email"], otherObjectID: other.objectID)
+        /// ```
+        case duplicateInSave(constraint: [String], otherObjectID: ObjectID)
+        /// The values of this uniqueness constraint encode to more bytes than a constraint
+        /// entry's key can hold (the store's 511-byte key limit).
+        ///
+        /// ```swift
+        /// ValidationError.Problem.constrainedValuesTooLong(constraint: ["email"], bytes: 600)
+        /// ```
+        case constrainedValuesTooLong(constraint: [String], bytes: Int)
     }
 
     /// The object whose value is wrong.
@@ -95,6 +110,12 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
             what = "a value is required but it is null"
         case .unknownAttribute:
             what = "the entity has no such attribute"
+        case let .duplicateInSave(constraint, other):
+            what = "the same save also gives \(other) these values of the uniqueness constraint "
+                + "[\(constraint.joined(separator: ", "))]"
+        case let .constrainedValuesTooLong(constraint, bytes):
+            what = "the values of the uniqueness constraint [\(constraint.joined(separator: ", "))] encode to "
+                + "\(bytes) bytes, over the \(StorageMapping.maxKeyBytes)-byte limit of a constraint entry"
         }
         return "\(entityName).\(attributeName) of \(objectID): \(what)"
     }

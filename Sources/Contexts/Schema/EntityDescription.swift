@@ -1,14 +1,14 @@
 import Policies
 
-/// A kind of object: a name, its typed attributes and its indexes. Objects of one entity live
-/// in one table; each index in a table of its own.
+/// A kind of object: a name, its typed attributes, its indexes and its uniqueness constraints.
+/// Objects of one entity live in one table; each index and each constraint in a table of its own.
 ///
 /// ```swift
 /// let person = EntityDescription("Person", attributes: [
 ///     AttributeDescription("name", .string),
 ///     AttributeDescription("age", .int),
 ///     AttributeDescription("city", .string, isOptional: true),
-/// ], indexes: [["name"], ["city", "age"]])
+/// ], indexes: [["name"], ["city", "age"]], uniquenessConstraints: [["email"]])
 /// ```
 public struct EntityDescription: Sendable, Hashable {
     /// Everything derived from the name and attributes, built once. One reference, so copying
@@ -36,19 +36,37 @@ public struct EntityDescription: Sendable, Hashable {
     /// ```swift
     /// person.indexes   // [["name"], ["city", "age"]]
     /// ```
-    public var indexes: [[String]] { layout.indexes.map(\.attributeNames) }
+    public var indexes: [[String]] { layout.declaredIndexes }
 
-    /// Describes an entity; ``Schema/init(_:)`` checks names, duplicates and indexes.
+    /// The uniqueness constraints, each a list of attribute names whose values together no two
+    /// stored objects may share, as given.
+    ///
+    /// ```swift
+    /// person.uniquenessConstraints   // [["email"]]
+    /// ```
+    public var uniquenessConstraints: [[String]] { layout.uniquenessConstraints.map(\.attributeNames) }
+
+    /// Describes an entity; ``Schema/init(_:)`` checks names, duplicates, indexes and constraints.
     ///
     /// `indexes` are Core Data's: each list is one index, on those attributes in that order.
     /// Fetches whose predicate or sort uses an index read only its matching range (see
     /// Docs/Contexts.md, "Indexes"); saves keep every index in the same commit as the records.
     ///
+    /// `uniquenessConstraints` are Core Data's too: no two stored objects may hold the same
+    /// values of a list's attributes (an object with a null in one of them is not constrained).
+    /// Saves check them atomically with the commit and hand a duplicate to the merge policy as
+    /// a ``ConflictKind/constraint`` conflict (Docs/MergePolicies.md). Each constraint is also
+    /// an index, for fetches, unless `indexes` already lists the same attributes.
+    ///
     /// ```swift
     /// let tag = EntityDescription("Tag", attributes: [AttributeDescription("label", .string)], indexes: [["label"]])
+    /// let user = EntityDescription("User", attributes: [AttributeDescription("email", .string)],
+    ///                              uniquenessConstraints: [["email"]])
     /// ```
-    public init(_ name: String, attributes: [AttributeDescription], indexes: [[String]] = []) {
-        layout = EntityLayout(name: name, attributes: attributes, indexes: indexes)
+    public init(
+        _ name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = []
+    ) {
+        layout = EntityLayout(name: name, attributes: attributes, indexes: indexes, uniquenessConstraints: uniquenessConstraints)
     }
 
     /// The attribute named `name`, or nil.
@@ -71,14 +89,14 @@ public struct EntityDescription: Sendable, Hashable {
         layout.defaultValues.dictionary(layout)
     }
 
-    /// Equal when the names, attributes and indexes are (the layout is derived from them).
+    /// Equal when the names, attributes, indexes and constraints are (the layout is derived from them).
     ///
     /// ```swift
     /// EntityDescription("Tag", attributes: []) == EntityDescription("Tag", attributes: [])   // true
     /// ```
     public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool {
         lhs.layout === rhs.layout || (lhs.layout.name == rhs.layout.name && lhs.layout.attributes == rhs.layout.attributes
-            && lhs.indexes == rhs.indexes)
+            && lhs.indexes == rhs.indexes && lhs.uniquenessConstraints == rhs.uniquenessConstraints)
     }
 
     /// Hashes the name and attributes (not the indexes: equal ones hash equally), consistently with ``==(_:_:)``.
@@ -117,11 +135,17 @@ package final class EntityLayout: Sendable {
     let defaultValues: ObjectValues
     /// Every attribute null: the values of an object not loaded yet.
     let nullValues: ObjectValues
-    /// The indexes, as declared; attributes the entity lacks resolve to no position, and
-    /// ``Schema`` refuses such an index, so a schema's layouts resolve every one.
+    /// The indexes: the declared ones, then one per uniqueness constraint whose attribute list
+    /// is not declared as an index (the planner uses those too). Attributes the entity lacks
+    /// resolve to no position, and ``Schema`` refuses such an index, so a schema's layouts
+    /// resolve every one.
     let indexes: [IndexLayout]
+    /// The indexes as declared (without the constraints' implied ones).
+    let declaredIndexes: [[String]]
+    /// The uniqueness constraints, as declared.
+    let uniquenessConstraints: [UniquenessConstraintLayout]
 
-    init(name: String, attributes: [AttributeDescription], indexes: [[String]] = []) {
+    init(name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = []) {
         self.name = name
         self.attributes = attributes
         tableName = StorageMapping.table(for: name)
@@ -139,9 +163,16 @@ package final class EntityLayout: Sendable {
         positionsByName = attributes.indices.sorted { attributes[$0].name < attributes[$1].name }
         defaultValues = ObjectValues(attributes.map(\.defaultValue))
         nullValues = ObjectValues(repeating: .null, count: attributes.count)
-        self.indexes = indexes.map { names in
+        declaredIndexes = indexes
+        let implied = uniquenessConstraints.reduce(into: [[String]]()) { implied, names in
+            if !indexes.contains(names), !implied.contains(names) { implied.append(names) }
+        }
+        self.indexes = (indexes + implied).map { names in
             IndexLayout(entityName: name, attributeNames: names, positions: names.map { index[$0] ?? -1 },
                         types: names.map { index[$0].map { attributes[$0].type } ?? .string })
+        }
+        self.uniquenessConstraints = uniquenessConstraints.map { names in
+            UniquenessConstraintLayout(entityName: name, attributeNames: names, positions: names.map { index[$0] ?? -1 })
         }
     }
 

@@ -20,6 +20,8 @@ public struct Schema: Sendable, Hashable {
 
     /// Whether any entity declares an index: a save of a schema without one does no index work.
     let hasIndexes: Bool
+    /// Whether any entity declares a uniqueness constraint.
+    let hasUniquenessConstraints: Bool
 
     /// Builds a schema, checking every entity and attribute.
     ///
@@ -27,8 +29,9 @@ public struct Schema: Sendable, Hashable {
     /// let schema = try Schema([EntityDescription("Tag", attributes: [AttributeDescription("label", .string)])])
     /// ```
     ///
-    /// - Throws: ``SchemaError`` for an invalid or duplicate entity or attribute name, or a
-    ///   default value of the wrong type.
+    /// - Throws: ``SchemaError`` for an invalid or duplicate entity or attribute name, a
+    ///   default value of the wrong type, or an index or uniqueness constraint that names an
+    ///   unknown attribute, none, one twice, or repeats another.
     public init(_ entities: [EntityDescription]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() {
@@ -51,11 +54,14 @@ public struct Schema: Sendable, Hashable {
                         expected: attribute.type, found: attribute.defaultValue)
                 }
             }
+            // Constraints first: each implies an index, whose error would name the wrong thing.
+            try Self.checkUniquenessConstraints(of: entity)
             try Self.checkIndexes(of: entity)
         }
         self.entities = entities
         indexByName = index
         hasIndexes = entities.contains { !$0.layout.indexes.isEmpty }
+        hasUniquenessConstraints = entities.contains { !$0.layout.uniquenessConstraints.isEmpty }
     }
 
     /// The entity named `name`, or nil.
@@ -78,6 +84,22 @@ public struct Schema: Sendable, Hashable {
                 throw SchemaError.indexOnUnknownAttribute(entity: entity.name, attribute: names[position])
             }
             guard seen.insert(names).inserted else { throw SchemaError.duplicateIndex(entity: entity.name, attributes: names) }
+        }
+    }
+
+    private static func checkUniquenessConstraints(of entity: EntityDescription) throws(SchemaError) {
+        var seen = Set<[String]>()
+        for constraint in entity.layout.uniquenessConstraints {
+            let names = constraint.attributeNames
+            guard !names.isEmpty, Set(names).count == names.count, constraint.tableName.utf8.count <= maxTableNameBytes else {
+                throw SchemaError.invalidUniquenessConstraint(entity: entity.name, attributes: names)
+            }
+            if let position = constraint.positions.firstIndex(of: -1) {
+                throw SchemaError.uniquenessConstraintOnUnknownAttribute(entity: entity.name, attribute: names[position])
+            }
+            guard seen.insert(names).inserted else {
+                throw SchemaError.duplicateUniquenessConstraint(entity: entity.name, attributes: names)
+            }
         }
     }
 

@@ -59,6 +59,25 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SchemaError.duplicateIndex(entity: "Person", attributes: ["name"])
     /// ```
     case duplicateIndex(entity: String, attributes: [String])
+    /// A uniqueness constraint names an attribute the entity lacks.
+    ///
+    /// ```swift
+    /// SchemaError.uniquenessConstraintOnUnknownAttribute(entity: "Person", attribute: "emial")
+    /// ```
+    case uniquenessConstraintOnUnknownAttribute(entity: String, attribute: String)
+    /// A uniqueness constraint lists no attribute, lists one twice, or its table name
+    /// (`unique:<Entity>:<a,b>`) would be over the store's 200 bytes.
+    ///
+    /// ```swift
+    /// SchemaError.invalidUniquenessConstraint(entity: "Person", attributes: [])
+    /// ```
+    case invalidUniquenessConstraint(entity: String, attributes: [String])
+    /// Two uniqueness constraints of one entity list the same attributes in the same order.
+    ///
+    /// ```swift
+    /// SchemaError.duplicateUniquenessConstraint(entity: "Person", attributes: ["email"])
+    /// ```
+    case duplicateUniquenessConstraint(entity: String, attributes: [String])
 
     /// What is wrong, naming the entity and attribute.
     ///
@@ -84,6 +103,13 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "with a table name index:\(entity):<attributes> of at most 200 bytes"
         case let .duplicateIndex(entity, attributes):
             return "entity \(entity) declares the index [\(attributes.joined(separator: ", "))] twice"
+        case let .uniquenessConstraintOnUnknownAttribute(entity, attribute):
+            return "a uniqueness constraint of entity \(entity) names \"\(attribute)\", which is not one of its attributes"
+        case let .invalidUniquenessConstraint(entity, attributes):
+            return "invalid uniqueness constraint [\(attributes.joined(separator: ", "))] of entity \(entity): list 1 or more "
+                + "distinct attributes, with a table name unique:\(entity):<attributes> of at most 200 bytes"
+        case let .duplicateUniquenessConstraint(entity, attributes):
+            return "entity \(entity) declares the uniqueness constraint [\(attributes.joined(separator: ", "))] twice"
         }
     }
 }

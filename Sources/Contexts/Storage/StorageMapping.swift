@@ -7,9 +7,14 @@
 //   table "index:<Entity>:<a,b>"  one per declared index: key = IndexKeyEncoding of the
 //                             object's values of a, b, … then its primary key (8 bytes
 //                             big-endian), value empty; written in the commit of the record
-//   table "meta:indexes"      key = an index table's name (UTF-8), value = [indexFormat]: the
-//                             indexes the store has built (and keeps), so an open with another
-//                             schema knows what to build or drop
+//   table "unique:<Entity>:<a,b>"  one per uniqueness constraint: key = IndexKeyEncoding of
+//                             the object's values of a, b, … (uncut, no primary key: one
+//                             entry per value), value = the owner's primary key (8 bytes
+//                             big-endian); none for an object with a null among them. A save
+//                             puts it on condition "absent", so a duplicate fails the commit
+//   table "meta:indexes"      key = an index or constraint table's name (UTF-8), value =
+//                             [indexFormat]: the tables the store has built (and keeps), so an
+//                             open with another schema knows what to build or drop
 //
 // Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
 // The record version the store keeps per key is the object's version.
@@ -31,6 +36,10 @@ enum StorageMapping {
     }
 
     static let indexTablePrefix = "index:"
+
+    static func uniquenessTable(entity: String, attributes: [String]) -> String {
+        "unique:" + entity + ":" + attributes.joined(separator: ",")
+    }
 
     /// The longest key the engine stores (LMDB's limit): index entries are kept under it.
     static let maxKeyBytes = 511

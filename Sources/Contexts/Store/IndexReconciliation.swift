@@ -5,6 +5,8 @@ import Policies
 // has (its `meta:indexes` list) and the schema no longer declares are dropped, and the list is
 // rewritten, all-or-nothing. So after a crash the store has either the old indexes or the new
 // ones, never half of one. The list's records are conditioned, so two openers racing retry.
+// Uniqueness constraints' tables are listed and built the same way; stored objects that break
+// a new constraint fail the open with a typed error, and nothing is written.
 //
 // One commit bounds a build: its payload (about 30 bytes plus the key per entry) must stay
 // under the engine's commit limit (1 GiB, about 20 million entries of short keys); past it the
@@ -44,12 +46,16 @@ enum IndexReconciliation {
                     return true
                 }
                 var declared: [String: (entity: EntityDescription, index: IndexLayout)] = [:]
+                var constraints: [String: (entity: EntityDescription, constraint: UniquenessConstraintLayout)] = [:]
                 for entity in schema.entities {
                     for index in entity.layout.indexes { declared[index.tableName] = (entity, index) }
+                    for constraint in entity.layout.uniquenessConstraints { constraints[constraint.tableName] = (entity, constraint) }
                 }
-                let toDrop = present.keys.filter { declared[$0] == nil }.sorted()
+                let wanted = Set(declared.keys).union(constraints.keys)
+                let toDrop = present.keys.filter { !wanted.contains($0) }.sorted()
                 let toBuild = declared.keys.filter { present[$0] == nil }.sorted()
-                guard !toDrop.isEmpty || !toBuild.isEmpty else { return }
+                let constraintsToBuild = constraints.keys.filter { present[$0] == nil }.sorted()
+                guard !toDrop.isEmpty || !toBuild.isEmpty || !constraintsToBuild.isEmpty else { return }
                 for table in toDrop {
                     let removed = try clear(table, in: view, into: &batch)
                     batch.delete(Array(table.utf8), in: StorageMapping.indexListTable, if: .version(present[table]!))
@@ -79,6 +85,13 @@ enum IndexReconciliation {
                     batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable, if: .absent)
                     reports.append(IndexBuildProgress(table: table, phase: "built", entries: entries))
                 }
+                for table in constraintsToBuild {
+                    let (entity, constraint) = constraints[table]!
+                    _ = try clear(table, in: view, into: &batch)
+                    let entries = try buildConstraint(constraint, of: entity, in: view, into: &batch, progress: progress)
+                    batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable, if: .absent)
+                    reports.append(IndexBuildProgress(table: table, phase: "built", entries: entries))
+                }
             } catch {
                 throw ContextError(readFailure: error)
             }
@@ -101,6 +114,42 @@ enum IndexReconciliation {
                 }
             }
         }
+    }
+
+    /// Puts one entry per stored object of `entity` with no null among the constraint's values
+    /// into `batch`; returns how many. Two objects with the same values are an error, so a
+    /// store never holds a constraint its data breaks.
+    private static func buildConstraint(
+        _ constraint: UniquenessConstraintLayout, of entity: EntityDescription, in view: any StorageReadView,
+        into batch: inout StorageBatch, progress: (@Sendable (IndexBuildProgress) -> Void)?
+    ) throws -> Int {
+        let layout = entity.layout
+        var owners: [[UInt8]: UInt64] = [:]
+        try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
+            guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+            let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
+            let values: ObjectValues
+            do throws(ValueCodecError) {
+                values = try ValueCodec.decode(value, layout: layout)
+            } catch {
+                throw ContextError.corruptValue(id, error)
+            }
+            guard let entryKey = constraint.entryKey(values) else { return true }
+            guard entryKey.count <= StorageMapping.maxKeyBytes else {
+                throw ContextError.uniquenessViolatedByStoredObjects(entity: layout.name, constraint: constraint.attributeNames, objectIDs: [id])
+            }
+            if let other = owners.updateValue(primaryKey, forKey: entryKey) {
+                throw ContextError.uniquenessViolatedByStoredObjects(
+                    entity: layout.name, constraint: constraint.attributeNames,
+                    objectIDs: [ObjectID(entityName: layout.name, primaryKey: other), id])
+            }
+            batch.put(StorageMapping.key(for: primaryKey), forKey: entryKey, in: constraint.tableName, if: nil)
+            if owners.count % progressInterval == 0 {
+                progress?(IndexBuildProgress(table: constraint.tableName, phase: "building", entries: owners.count))
+            }
+            return true
+        }
+        return owners.count
     }
 
     /// Deletes every entry of `table` into `batch`; returns how many.

@@ -5,7 +5,9 @@ import Policies
 extension ObjectStore {
     /// What disagrees between the records and the indexes, read in one view: each declared
     /// index must hold exactly one entry per record of its entity (the key its values make)
-    /// and nothing else, and the store's index list must name exactly the declared indexes.
+    /// and nothing else, each uniqueness constraint one entry (owned by its record) per record
+    /// with no null among its values, and the store's index list must name exactly the
+    /// declared indexes and constraints.
     /// Empty when consistent.
     ///
     /// ```swift
@@ -25,13 +27,32 @@ extension ObjectStore {
             let layout = entity.layout
             guard !layout.indexes.isEmpty else { continue }
             var expected: [Set<[UInt8]>] = Array(repeating: [], count: layout.indexes.count)
+            var expectedOwners: [[[UInt8]: [UInt8]]] = Array(repeating: [:], count: layout.uniquenessConstraints.count)
             try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
                 guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
                 let values = try ValueCodec.decode(value, layout: layout)
                 for (position, index) in layout.indexes.enumerated() {
                     expected[position].insert(IndexKeyEncoding.entryKey(values, index: index, primaryKey: primaryKey))
                 }
+                for (position, constraint) in layout.uniquenessConstraints.enumerated() {
+                    guard let entryKey = constraint.entryKey(values) else { continue }
+                    if expectedOwners[position].updateValue(Array(key), forKey: entryKey) != nil {
+                        problems.append("\(constraint.tableName): two records hold the same values")
+                    }
+                }
                 return true
+            }
+            for (position, constraint) in layout.uniquenessConstraints.enumerated() {
+                declared.insert(constraint.tableName)
+                var found: [[UInt8]: [UInt8]] = [:]
+                try view.forEach(in: constraint.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
+                    found[Array(key)] = Array(value)
+                    return true
+                }
+                if found != expectedOwners[position] {
+                    problems.append("\(constraint.tableName): \(found.count) entries, not one per constrained record "
+                        + "(\(expectedOwners[position].count)) owned by it")
+                }
             }
             for (position, index) in layout.indexes.enumerated() {
                 declared.insert(index.tableName)
