@@ -6,7 +6,8 @@ struct Workload {
 
 enum WorkloadCatalog {
     static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
-                        "context-save", "context-fetch", "conflict-save"]
+                        "context-save", "context-fetch", "conflict-save",
+                        "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -65,6 +66,55 @@ enum WorkloadCatalog {
                             notes: ["\(sizes.conflictObjects) objects whose store records another context changed first, saved under each built-in policy (error: the failed save), against the same save with no conflict; ratio = no-conflict / policy"],
                             log: log)
         })
+        workloads += indexWorkloads(sizes)
         return workloads
+    }
+
+    /// The workloads of indexed fetches and saves. The first four read the same people stores,
+    /// built once (PeopleStores) and closed when the workloads are released.
+    static func indexWorkloads(_ sizes: Sizes) -> [Workload] {
+        let stores = PeopleStores()
+        let large = sizes.indexedObjects, small = sizes.growthSmallObjects
+        let sqliteNote = "sqlite: the same rows and indexes (name; city, age), prepared statements, one database (WAL, NORMAL)"
+        return [
+            Workload(name: "fetch-indexed") { log in
+                try runWorkload(name: "fetch-indexed", unit: "fetches/s", rounds: sizes.shortRounds,
+                                contenders: IndexWorkloads.fetchIndexed(try stores.cairn(large, log: log), try stores.sqlite(large, log: log),
+                                                                        count: large, lookups: sizes.indexedLookups),
+                                notes: ["\(sizes.indexedLookups) fetches of one person by name (index name) of \(large), each in a new context; \(sqliteNote)"],
+                                log: log)
+            },
+            Workload(name: "fetch-sorted-limit") { log in
+                try runWorkload(name: "fetch-sorted-limit", unit: "fetches/s", rounds: sizes.shortRounds,
+                                contenders: IndexWorkloads.fetchSortedLimit(try stores.cairn(large, log: log), try stores.sqlite(large, log: log),
+                                                                            count: large, queries: sizes.indexedQueries),
+                                notes: ["\(sizes.indexedQueries) fetches of the first 20 of \(large) people sorted by name (index name), each in a new context; \(sqliteNote)"],
+                                log: log)
+            },
+            Workload(name: "count-indexed") { log in
+                try runWorkload(name: "count-indexed", unit: "counts/s", rounds: sizes.shortRounds,
+                                contenders: IndexWorkloads.countIndexed(try stores.cairn(large, log: log), try stores.sqlite(large, log: log),
+                                                                        count: large, queries: sizes.indexedQueries),
+                                notes: ["\(sizes.indexedQueries) counts of one city's people (0.1% of \(large), index city, age); \(sqliteNote)"],
+                                log: log)
+            },
+            Workload(name: "growth") { log in
+                var contenders: [Contender] = []
+                for count in [large, small] {
+                    contenders += IndexWorkloads.fetchIndexed(
+                        try stores.cairn(count, log: log), try stores.sqlite(count, log: log), count: count,
+                        lookups: sizes.indexedLookups, cairnName: "cairn-\(count)", sqliteName: "sqlite-\(count)")
+                }
+                let result = try runWorkload(name: "growth", unit: "fetches/s", rounds: sizes.shortRounds, contenders: contenders,
+                                             notes: ["fetch-indexed at \(large) and at \(small) people"], log: log)
+                return IndexWorkloads.growth(result, large: large, small: small)
+            },
+            Workload(name: "context-save-indexed") { log in
+                try runWorkload(name: "context-save-indexed", unit: "objects/s", rounds: sizes.shortRounds,
+                                contenders: IndexWorkloads.contextSave(count: sizes.contextSaveObjects),
+                                notes: ["context-save on people with two indexes (name; city, age): fetch \(sizes.contextSaveObjects), change each age (one index entry moved per object), save; sqlite: the same indexes, SELECT then UPDATE … WHERE id=? AND version=? in one transaction"],
+                                log: log)
+            },
+        ]
     }
 }

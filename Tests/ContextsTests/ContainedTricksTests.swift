@@ -132,4 +132,21 @@ import Testing
         table[ids[0]] = nil
         #expect(table.count == ids.count - 1 && table[ids[0]] == nil && table[ids[1]] == 1)
     }
+
+    /// `ASCIIOrder`: on ASCII strings it orders as their UTF-8 bytes do (the general path's
+    /// order, ASCII being its own NFC form), and it leaves every other string to that path.
+    @Test func asciiOrderIsTheGeneralOrder() {
+        var generator = SeededRandom(seed: 2_113)
+        let alphabet = Array("\u{0}\u{1}09AZaz \u{7F}".unicodeScalars)
+        for _ in 0..<2_000 {
+            let left = String(String.UnicodeScalarView((0..<Int.random(in: 0...6, using: &generator)).map { _ in alphabet.randomElement(using: &generator)! }))
+            let right = Bool.random(using: &generator) ? left + "a" : String(left.reversed())
+            for (a, b) in [(left, right), (right, left), (left, left)] {
+                let expected = a.utf8.elementsEqual(b.utf8) ? 0 : (a.utf8.lexicographicallyPrecedes(b.utf8) ? -1 : 1)
+                #expect(ASCIIOrder.compare(a, b) == expected, "\(Array(a.utf8)) vs \(Array(b.utf8))")
+            }
+        }
+        #expect(ASCIIOrder.compare("caf\u{E9}", "cafe") == nil)
+        #expect(ASCIIOrder.compare("cafe", "cafe\u{301}") == nil)
+    }
 }

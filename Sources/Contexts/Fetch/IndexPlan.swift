@@ -23,8 +23,30 @@ struct IndexPlan {
     /// Walking the (single) range in this direction gives the first sort descriptor's order;
     /// `sortValues` leading values of a key decide it.
     let order: (ascending: Bool, sortValues: Int)?
+    /// For explanations: one per constrained attribute, as values; the text is made only when
+    /// asked for, since rendering the constants cost about a third of planning a fetch.
+    let constrained: [Condition]
+
     /// For explanations: one text per constrained attribute.
-    let conditions: [String]
+    var conditions: [String] { constrained.map(\.text) }
+
+    /// What the plan holds one attribute to.
+    enum Condition {
+        case points(String, [AttributeValue])
+        case range(String, lower: (value: AttributeValue, inclusive: Bool)?, upper: (value: AttributeValue, inclusive: Bool)?)
+
+        var text: String {
+            switch self {
+            case let .points(name, points):
+                return points.count == 1 ? "\(name) == \(points[0])" : "\(name) IN \(points)"
+            case let .range(name, lower, upper):
+                var text = name
+                if let lower { text = "\(lower.value) \(lower.inclusive ? "<=" : "<") " + text }
+                if let upper { text += " \(upper.inclusive ? "<=" : "<") \(upper.value)" }
+                return text
+            }
+        }
+    }
 
     /// The plan for `request` on `entity`, or nil when no index helps (a scan).
     /// The request must be valid (``FetchRequest/validate(against:)``).
@@ -47,7 +69,7 @@ struct IndexPlan {
               let index = indexes.first(where: { $0.attributeNames[0] == first.attribute }) else { return nil }
         return IndexPlan(
             index: index, ranges: [KeyRange(lower: [], upper: nil)], exact: conjuncts.isEmpty,
-            order: (first.ascending, 1), conditions: [])
+            order: (first.ascending, 1), constrained: [])
     }
 
     // MARK: - Constraints
@@ -137,7 +159,7 @@ struct IndexPlan {
         var prefixes: [[UInt8]] = [[]]
         var complete = true
         var consumed = 0
-        var conditions: [String] = []
+        var conditions: [Condition] = []
         var position = 0
         // Leading attributes held to points: every combination is one prefix.
         while position < index.attributeNames.count, let points = constraints[index.attributeNames[position]]?.points {
@@ -148,12 +170,12 @@ struct IndexPlan {
                 if !IndexKeyEncoding.append(point, to: &bytes, cap: cap) { complete = false }
                 encoded.append(bytes)
             }
-            encoded = Array(Set(encoded)).sorted { $0.lexicographicallyPrecedes($1) }
+            if encoded.count > 1 { encoded = Array(Set(encoded)).sorted { $0.lexicographicallyPrecedes($1) } }
             guard prefixes.count * max(encoded.count, 1) <= maxRanges else { break }
             prefixes = prefixes.flatMap { prefix in encoded.map { prefix + $0 } }
             consumed += constraint.pointConjuncts
             let name = index.attributeNames[position]
-            conditions.append(points.count == 1 ? "\(name) == \(points[0])" : "\(name) IN \(points)")
+            conditions.append(.points(name, points))
             position += 1
         }
         var ranges: [KeyRange] = []
@@ -164,17 +186,14 @@ struct IndexPlan {
             let tag = IndexKeyEncoding.tag(of: index.types[position])
             var lowerBytes: [UInt8] = [tag], lowerInclusive = true
             var upperBytes: [UInt8]? = nil, upperInclusive = true
-            var text = name
             if let lower = constraint.lower {
                 lowerBytes = []
                 if !IndexKeyEncoding.append(lower.value, to: &lowerBytes, cap: cap) { complete = false; lowerInclusive = true } else { lowerInclusive = lower.inclusive }
-                text = "\(lower.value) \(lower.inclusive ? "<=" : "<") " + text
             }
             if let upper = constraint.upper {
                 var bytes: [UInt8] = []
                 if !IndexKeyEncoding.append(upper.value, to: &bytes, cap: cap) { complete = false; upperInclusive = true } else { upperInclusive = upper.inclusive }
                 upperBytes = bytes
-                text += " \(upper.inclusive ? "<=" : "<") \(upper.value)"
             } else if index.types[position] == .double || index.types[position] == .date {
                 // Up to +infinity: NaN, above it in the encoding, is greater than nothing.
                 var bytes: [UInt8] = []
@@ -189,7 +208,7 @@ struct IndexPlan {
                 ranges.append(KeyRange(lower: lower, upper: upper))
             }
             consumed += constraint.rangeConjuncts
-            conditions.append(text)
+            conditions.append(.range(name, lower: constraint.lower, upper: constraint.upper))
             score += 1
             position += 1
         } else {
@@ -204,6 +223,6 @@ struct IndexPlan {
             order = (first.ascending, pointCount + 1)
         }
         return (IndexPlan(index: index, ranges: ranges, exact: complete && consumed == conjunctCount,
-                          order: order, conditions: conditions), score)
+                          order: order, constrained: conditions), score)
     }
 }

@@ -73,7 +73,9 @@ extension ObjectContext {
                     let needed = max(request.fetchOffset, 0) + max(limit, 0)
                     var range = plan.ranges.first
                     var boundary: [UInt8]? = nil
-                    var chunk = max(needed + 8, 32)
+                    // An exact plan's entries all match (registered objects aside, passed over): its
+                    // first chunk is the page itself; a predicate that rejects some gets slack.
+                    var chunk = plan.exact ? max(needed, 1) : max(needed + 8, 32)
                     while let current = range {
                         var seen = 0
                         var last: [UInt8]? = nil

@@ -62,7 +62,8 @@ package enum IndexKeyEncoding {
             return true
         case .string(let text):
             key.append(stringTag)
-            return appendEscaped(Array(normalized(text).utf8), to: &key, cap: cap)
+            var text = normalized(text)
+            return text.withUTF8 { appendEscaped($0, to: &key, cap: cap) }
         case .bytes(let bytes):
             key.append(bytesTag)
             return appendEscaped(bytes, to: &key, cap: cap)
@@ -112,7 +113,7 @@ package enum IndexKeyEncoding {
     /// NFC (``AttributeOrder/nfc(_:)``): string order is its byte order, equality its bytes'.
     static func normalized(_ text: String) -> String { AttributeOrder.nfc(text) }
 
-    private static func appendEscaped(_ bytes: [UInt8], to key: inout [UInt8], cap: Int) -> Bool {
+    private static func appendEscaped(_ bytes: some Collection<UInt8>, to key: inout [UInt8], cap: Int) -> Bool {
         let complete = bytes.count <= cap
         for byte in bytes.prefix(cap) {
             key.append(byte)
@@ -123,7 +124,7 @@ package enum IndexKeyEncoding {
     }
 
     static func appendBigEndian(_ number: UInt64, to key: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { key.append(UInt8(truncatingIfNeeded: number >> UInt64(shift))) }
+        withUnsafeBytes(of: number.bigEndian) { key.append(contentsOf: $0) }
     }
 }
 
@@ -131,8 +132,10 @@ extension IndexLayout {
     /// How many content bytes of a string or bytes value its entries keep: the key (with the
     /// 8-byte primary key) must fit the engine's key limit, with every content byte escaped.
     var contentCap: Int {
-        let fixed = types.filter { $0 != .string && $0 != .bytes }.count * 9
-        let variable = types.count - fixed / 9
+        // Counted without a filtered array: every entry key a save writes asks for it.
+        var variable = 0
+        for type in types where type == .string || type == .bytes { variable += 1 }
+        let fixed = (types.count - variable) * 9
         guard variable > 0 else { return 0 }
         let room = StorageMapping.maxKeyBytes - 8 - fixed
         return max(1, (room / variable - 3) / 2)
