@@ -14,6 +14,7 @@ import Policies
 //     - attempt n + 1: the same batch, each resolved key checked at the version the policy
 //       saw and written as it decided
 //   after `maxAttempts` failed attempts: TooManyConflictRetries
+//   when the answers leave nothing to write (all theirs), nothing is committed
 //
 // Ancestor and ours never change between attempts; only theirs does, so a policy that merges
 // (a counter adding deltas) applies our change exactly once to whatever the store holds.

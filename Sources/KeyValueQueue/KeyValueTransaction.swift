@@ -114,7 +114,11 @@ struct KeyValueTransaction {
     /// the policy saw instead of the one read, and its buffered writes give way to the policy's
     /// one final write (such keys have no conditioned writes, so their order does not matter).
     func batch(resolving resolved: [TableKey: ResolvedKey] = [:]) -> WriteBatch? {
-        guard !writes.isEmpty else { return nil }
+        // A policy may leave nothing to write (every written key resolved to theirs): then
+        // there is nothing for the read checks to protect either.
+        let writesLeft = writes.contains { resolved[TableKey(table: $0.table, key: $0.key)] == nil }
+            || resolved.values.contains { if case .none = $0.write { false } else { true } }
+        guard writesLeft else { return nil }
         var batch = WriteBatch()
         let checks = reads.sorted { left, right in
             left.key.table != right.key.table

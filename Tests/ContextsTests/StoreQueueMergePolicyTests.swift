@@ -118,6 +118,22 @@ struct StoreQueueMergePolicyTests {
         }
     }
 
+    @Test("a transaction its policy leaves with nothing to write commits nothing")
+    func nothingLeftToWrite() throws {
+        try withTestStore { (test: TestStore) throws -> Void in
+            let store = test.objects.store
+            try put([("k", "0")], store)
+            let queue = StoreQueue(store: store, mergePolicy: .rollback)
+            let before = try store.stats().commitVersion
+            try queue.inTransaction { db, _ in
+                try db.put("ours", forKey: "k", in: "kv")
+                try put([("k", "theirs")], store)
+            }
+            #expect(try committed("k", store) == "theirs")
+            #expect(try store.stats().commitVersion == before + 1)   // the outside writer's commit only
+        }
+    }
+
     /// A counter kept as decimal text: theirs + (ours − ancestor), so no increment is lost.
     struct AddingDeltas: ValueMergePolicy {
         let calls = ConditionLock(0)
