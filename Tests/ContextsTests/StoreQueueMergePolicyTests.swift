@@ -148,11 +148,13 @@ struct StoreQueueMergePolicyTests {
     @Test("a merging policy keeps every delta of concurrent writers on several threads, each with its own queue",
           .timeLimit(.minutes(5)))
     func countersAddDeltasUnderConcurrentWriters() throws {
-        let threads = 4, perThread = 60
+        let threads = 4, perThread = 200
         try withTestStore { (test: TestStore) throws -> Void in
             let store = test.objects.store
             let policy = AddingDeltas()
             let failures = ConditionLock<[String]>([])
+            // All start together, so their transactions overlap (and collide) from the first.
+            let ready = ConditionLock(0)
             let finished = DispatchGroup()
             for thread in 0..<threads {
                 finished.enter()
@@ -162,6 +164,9 @@ struct StoreQueueMergePolicyTests {
                                        mergePolicy: policy, maxCommitAttempts: 64)
                 Thread {
                     defer { finished.leave() }
+                    ready.withLock { $0 += 1 }
+                    ready.broadcast()
+                    ready.wait(until: { $0 == threads }) { _, _ in }
                     do {
                         for index in 0..<perThread {
                             try queue.inTransaction { db, _ in
