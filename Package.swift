@@ -27,8 +27,9 @@ let package = Package(
         .target(name: "Policies"),
         // The object layer. Only its Storage/ folder sees KVEngine (Docs/Architecture.md).
         .target(name: "Contexts", dependencies: ["KVEngine", "Policies", "Locking"]),
-        // The FMDB-style serial queue over the raw key-value store: needs only the engine.
-        .target(name: "KeyValueQueue", dependencies: ["KVEngine", "Locking"]),
+        // The FMDB-style serial queue over the raw key-value store: the engine, and Policies for
+        // its whole-value merge policies.
+        .target(name: "KeyValueQueue", dependencies: ["KVEngine", "Policies", "Locking"]),
         // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
         // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
         .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),

@@ -1,4 +1,5 @@
 import KVEngine
+import Policies
 
 /// The handle a ``StoreQueue`` block works with: FMDB's `db`. Valid only inside the block it was
 /// given to, on the queue; using it anywhere else stops the process.
@@ -204,7 +205,7 @@ public final class KeyValueDatabase {
     ///   savepoint, `KVError` from its commit.
     public func inSavePoint<T>(_ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
         checkUsable()
-        guard transaction != nil else { return try runTransaction(body) }
+        guard transaction != nil else { return try runTransaction(policy: owner.mergePolicy, body) }
         let mark = transaction!.mark
         var rollback = false
         let value: T
@@ -219,8 +220,8 @@ public final class KeyValueDatabase {
     }
 
     /// Begins a transaction, runs `body`, and commits its writes at once unless it set
-    /// `rollback` or threw.
-    func runTransaction<T>(_ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
+    /// `rollback` or threw; `policy` resolves the commit's conflicts.
+    func runTransaction<T>(policy: any ValueMergePolicy, _ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
         precondition(transaction == nil, "a transaction is already open")
         let snapshot = try owner.store.snapshot()
         defer { snapshot.close() }
@@ -228,8 +229,9 @@ public final class KeyValueDatabase {
         defer { transaction = nil }
         var rollback = false
         let value = try body(self, &rollback)
-        if !rollback, let batch = transaction?.batch() {
-            try owner.commit(batch)
+        if !rollback, let transaction {
+            try transaction.commit(
+                to: owner.store, durability: owner.durability, policy: policy, maxAttempts: owner.maxCommitAttempts)
         }
         return value
     }

@@ -10,7 +10,9 @@ import KVEngine
 //
 // so the whole transaction is written atomically, and only if nothing it read was changed by a
 // writer outside the queue meanwhile (writers inside the queue are serialised with it anyway).
-// Scans are not validated that way (no phantom protection).
+// Scans are not validated that way (no phantom protection). When a read check fails, the
+// queue's merge policy may resolve the conflicting keys (KeyValueTransaction+Conflicts.swift);
+// that is why each read keeps its value (the ancestor), not only its version.
 
 /// Buffered writes, reads and savepoints of a StoreQueue transaction.
 struct KeyValueTransaction {
@@ -34,8 +36,8 @@ struct KeyValueTransaction {
     private(set) var writes: [Write] = []
     /// The latest buffered state of each written key.
     private var overlay: [TableKey: Visible] = [:]
-    /// Keys read from the snapshot, with the version read (0: absent).
-    private var reads: [TableKey: UInt64] = [:]
+    /// Keys read from the snapshot, with the value and version read (version 0: absent).
+    private(set) var reads: [TableKey: Visible] = [:]
 
     init(snapshot: Snapshot) {
         self.snapshot = snapshot
@@ -51,7 +53,7 @@ struct KeyValueTransaction {
         } catch {
             throw KeyValueDatabase.kvError(error)
         }
-        if reads[stored] == nil { reads[stored] = record?.version ?? 0 }
+        if reads[stored] == nil { reads[stored] = Visible(value: record?.value, version: record?.version ?? 0) }
         return Visible(value: record?.value, version: record?.version ?? 0)
     }
 
@@ -96,22 +98,48 @@ struct KeyValueTransaction {
         }
     }
 
+    /// The buffered state of a key the transaction wrote; nil for a key it did not write.
+    func buffered(_ key: TableKey) -> Visible? {
+        overlay[key]
+    }
+
+    /// Whether a buffered write of `key` carries a condition of the caller's own.
+    func hasConditionedWrite(_ key: TableKey) -> Bool {
+        writes.contains { $0.condition != nil && $0.table == key.table && $0.key == key.key }
+    }
+
     /// The commit: read checks, then the writes; nil when there is nothing to write.
-    func batch() -> WriteBatch? {
-        guard !writes.isEmpty else { return nil }
+    ///
+    /// `resolved` holds the keys a merge policy decided: each is checked against the version
+    /// the policy saw instead of the one read, and its buffered writes give way to the policy's
+    /// one final write (such keys have no conditioned writes, so their order does not matter).
+    func batch(resolving resolved: [TableKey: ResolvedKey] = [:]) -> WriteBatch? {
+        // A policy may leave nothing to write (every written key resolved to theirs): then
+        // there is nothing for the read checks to protect either.
+        let writesLeft = writes.contains { resolved[TableKey(table: $0.table, key: $0.key)] == nil }
+            || resolved.values.contains { if case .none = $0.write { false } else { true } }
+        guard writesLeft else { return nil }
         var batch = WriteBatch()
         let checks = reads.sorted { left, right in
             left.key.table != right.key.table
                 ? left.key.table < right.key.table : left.key.key.lexicographicallyPrecedes(right.key.key)
         }
-        for (stored, version) in checks {
+        for (stored, read) in checks {
+            let version = resolved[stored]?.requiredVersion ?? read.version
             batch.require(version == 0 ? .absent : .version(version), forKey: stored.key, in: stored.table)
         }
-        for write in writes {
+        for write in writes where resolved[TableKey(table: write.table, key: write.key)] == nil {
             if let value = write.value {
                 batch.put(value, forKey: write.key, in: write.table, if: write.condition)
             } else {
                 batch.delete(write.key, in: write.table, if: write.condition)
+            }
+        }
+        for (stored, decided) in resolved.sorted(by: { $0.key.key.lexicographicallyPrecedes($1.key.key) }) {
+            switch decided.write {
+            case .none: break
+            case .put(let value): batch.put(value, forKey: stored.key, in: stored.table)
+            case .delete: batch.delete(stored.key, in: stored.table)
             }
         }
         return batch

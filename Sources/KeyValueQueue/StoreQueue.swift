@@ -1,6 +1,7 @@
 import Dispatch
 import KVEngine
 import Locking
+import Policies
 
 /// A serial queue for plain key-value work on a ``KVEngine/Store``: Cairn's `FMDatabaseQueue`.
 /// Every block runs on the queue, one at a time, in order, so blocks from many threads never
@@ -19,8 +20,11 @@ import Locking
 /// - `inTransaction`: writes are buffered and commit atomically when the block returns; reads
 ///   see one snapshot plus the block's own writes. Setting `rollback = true` discards them all,
 ///   and so does a thrown error (which is rethrown). The commit also checks that no writer
-///   outside this queue changed a key the block read with `get` (otherwise
-///   `KVError.conditionFailed`, nothing written: run it again).
+///   outside this queue changed a key the block read or wrote. If one did, the queue's
+///   ``mergePolicy`` (or the transaction's own) decides each such key from its ancestor (the
+///   value the block read), ours and theirs, and the commit is tried again, at most
+///   ``maxCommitAttempts`` times. The default policy, `.error`, fails with
+///   `KVError.conditionFailed`, nothing written: run the block again.
 /// - `inSavePoint`: the same at the top level; `db.inSavePoint` inside nests and rolls back to
 ///   its own start only.
 ///
@@ -50,18 +54,41 @@ public final class StoreQueue: Sendable {
     /// ```
     public let durability: Durability?
 
+    /// What a transaction does when another writer changed a key it read: the default for every
+    /// transaction of the queue (`inTransaction(mergePolicy:_:)` overrides it for one).
+    ///
+    /// ```swift
+    /// StoreQueue(store: store).mergePolicy.name   // "error"
+    /// ```
+    public let mergePolicy: any ValueMergePolicy
+
+    /// How many commits a transaction tries before it gives up with ``TooManyConflictRetries``
+    /// (each retry after its merge policy resolved a conflict); at least 1.
+    ///
+    /// ```swift
+    /// StoreQueue(store: store, maxCommitAttempts: 16).maxCommitAttempts   // 16
+    /// ```
+    public let maxCommitAttempts: Int
+
     let queue: DispatchQueue
     private let queueKey = DispatchSpecificKey<Bool>()
 
-    /// A queue for `store`.
+    /// A queue for `store`. `mergePolicy` resolves the conflicts of its transactions (the
+    /// default fails them with `KVError.conditionFailed`); `maxCommitAttempts` bounds the
+    /// commits one transaction tries (values below 1 count as 1).
     ///
     /// ```swift
-    /// let queue = StoreQueue(store: store, label: "counters", durability: .normal)
+    /// let queue = StoreQueue(store: store, label: "counters", durability: .normal, mergePolicy: .storeTrump)
     /// ```
-    public init(store: Store, label: String = "cairn.store-queue", durability: Durability? = nil) {
+    public init(
+        store: Store, label: String = "cairn.store-queue", durability: Durability? = nil,
+        mergePolicy: any ValueMergePolicy = .error, maxCommitAttempts: Int = 8
+    ) {
         self.store = store
         self.label = label
         self.durability = durability
+        self.mergePolicy = mergePolicy
+        self.maxCommitAttempts = max(1, maxCommitAttempts)
         queue = DispatchQueue(label: "cairn.store-queue.\(label)")
         queue.setSpecific(key: queueKey, value: true)
     }
@@ -86,23 +113,30 @@ public final class StoreQueue: Sendable {
 
     /// Runs `body` on the queue as one transaction and waits: its writes commit atomically when
     /// it returns, unless it sets `rollback` to true or throws (then nothing is written).
+    /// `mergePolicy`, when given, resolves this transaction's conflicts instead of the queue's
+    /// ``mergePolicy``.
     ///
     /// ```swift
     /// try queue.inTransaction { db, rollback in
     ///     try db.put("1", forKey: "a")
     ///     if somethingWentWrong { rollback = true }
     /// }
+    /// try queue.inTransaction(mergePolicy: .objectTrump) { db, _ in try db.put("mine", forKey: "a") }
     /// ```
     ///
     /// - Throws: what `body` throws; `KVError` from the commit (`.conditionFailed` when a writer
-    ///   outside this queue changed a key the block read).
-    public func inTransaction<T>(_ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
+    ///   outside this queue changed a key the block read and the policy answered `.fail`, as
+    ///   the default `.error` does); what the policy throws; ``TooManyConflictRetries``.
+    public func inTransaction<T>(
+        mergePolicy: (any ValueMergePolicy)? = nil, _ body: (KeyValueDatabase, inout Bool) throws -> T
+    ) throws -> T {
         checkNotReentrant("inTransaction")
-        return try queue.sync { try transaction(body) }
+        return try queue.sync { try transaction(mergePolicy, body) }
     }
 
     /// Runs `body` on the queue as a savepoint and waits: at the top level it behaves as
-    /// ``inTransaction(_:)-((KeyValueDatabase,inout Bool)->T)``; nest more with `db.inSavePoint`.
+    /// `inTransaction(mergePolicy:_:)` with the queue's
+    /// policy; nest more with `db.inSavePoint`.
     ///
     /// ```swift
     /// try queue.inSavePoint { db, rollback in
@@ -117,7 +151,7 @@ public final class StoreQueue: Sendable {
     /// - Throws: as `inTransaction`.
     public func inSavePoint<T>(_ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
         checkNotReentrant("inSavePoint")
-        return try queue.sync { try transaction(body) }
+        return try queue.sync { try transaction(nil, body) }
     }
 
     // MARK: - Asynchronous
@@ -144,8 +178,10 @@ public final class StoreQueue: Sendable {
     /// ```
     ///
     /// - Throws: as the synchronous `inTransaction`.
-    public func inTransaction<T: Sendable>(_ body: @Sendable (KeyValueDatabase, inout Bool) throws -> T) async throws -> T {
-        try await onQueue { try self.transaction(body) }
+    public func inTransaction<T: Sendable>(
+        mergePolicy: (any ValueMergePolicy)? = nil, _ body: @Sendable (KeyValueDatabase, inout Bool) throws -> T
+    ) async throws -> T {
+        try await onQueue { try self.transaction(mergePolicy, body) }
     }
 
     /// The async twin of the synchronous `inSavePoint`.
@@ -156,7 +192,7 @@ public final class StoreQueue: Sendable {
     ///
     /// - Throws: as the synchronous `inTransaction`.
     public func inSavePoint<T: Sendable>(_ body: @Sendable (KeyValueDatabase, inout Bool) throws -> T) async throws -> T {
-        try await onQueue { try self.transaction(body) }
+        try await onQueue { try self.transaction(nil, body) }
     }
 
     /// Whether the current code runs in one of this queue's blocks.
@@ -170,10 +206,12 @@ public final class StoreQueue: Sendable {
 
     // MARK: - Internals
 
-    private func transaction<T>(_ body: (KeyValueDatabase, inout Bool) throws -> T) throws -> T {
+    private func transaction<T>(
+        _ policy: (any ValueMergePolicy)?, _ body: (KeyValueDatabase, inout Bool) throws -> T
+    ) throws -> T {
         let db = KeyValueDatabase(owner: self)
         defer { db.close() }
-        return try db.runTransaction(body)
+        return try db.runTransaction(policy: policy ?? mergePolicy, body)
     }
 
     func commit(_ batch: WriteBatch) throws(KVError) {

@@ -8,7 +8,8 @@
 /// }
 /// ```
 public struct ResolutionCountMismatch: Error, Sendable, Hashable, CustomStringConvertible {
-    /// The ``MergePolicy/name`` of the policy that broke the rule.
+    /// The name of the policy that broke the rule (``MergePolicy/name`` or
+    /// ``ValueMergePolicy/name``).
     ///
     /// ```swift
     /// mismatch.policyName   // "mine"

@@ -9,7 +9,7 @@ enum ExitStatus: Int32 {
     case success = 0
     /// The command line was wrong.
     case usage = 1
-    /// `get` found no record under the key.
+    /// `get` found no record under the key, or `scan`/`dump` no such --table.
     case notFound = 2
     /// The store failed (any `KVError`), or `check` found problems.
     case storeProblem = 3
@@ -99,7 +99,7 @@ struct CommandLineTool: Sendable {
             STORE is a directory; commands that write create it when missing or empty.
             Keys and values are UTF-8 text with the escapes \\\\ \\t \\n \\r \\xHH, in
             arguments, input and output alike (see 'cairn put --help' and the README).
-            Exit status: 0 success, 1 usage error, 2 key not found,
+            Exit status: 0 success, 1 usage error, 2 key or table not found,
                          3 store error (or problems found by 'check').
 
             """
@@ -114,6 +114,14 @@ struct CommandLineTool: Sendable {
         }
         if first == "-h" || first == "--help" {
             StandardStream.output.write(usage)
+            return .success
+        }
+        if first == "--version" {
+            guard words.count == 1 else {
+                StandardStream.error.write("cairn: --version takes no arguments\n")
+                return .usage
+            }
+            StandardStream.output.write(VersionCommand.line)
             return .success
         }
         if first == "help" {

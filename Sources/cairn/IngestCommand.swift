@@ -22,12 +22,15 @@ enum IngestCommand {
         discussion: """
             Each line is split at its first tab into key and value, and committed on its own
             with full durability. Concurrent writers share fdatasync calls (group commit).
-            After a line's commit is on disk, 'ok KEY' is printed on standard output at once,
-            so a reader knows exactly which records are durable. Lines may be acknowledged
+            After a line's commit is on disk, 'ok KEY' is printed on standard output at once
+            (the lines of commits that finish together in one write), so a reader knows
+            exactly which records are durable. Lines may be acknowledged
             out of input order. Empty lines are skipped. A line without a tab, with a bad
             escape or longer than --max-line stops the input as soon as it is seen (lines
             before it are still committed, nothing of it is) and exits with status 1.
-            Creates the store when the directory does not exist or is empty.
+            Creates the store when the directory does not exist or is empty. At the end a
+            summary (lines read, commits, commits/s) goes to standard error; while standard
+            error is a terminal, a progress line too.
 
             \(KeyValueCommands.encodingNote) A raw tab after the first one is part of the
             value. 'cairn dump' prints lines in this form.
@@ -57,9 +60,10 @@ enum IngestCommand {
 
         let queue = WorkQueue<Line>(capacity: writers * 64, byteLimit: queuedBytesLimit)
         let firstFailure = ConditionLock<KVError?>(nil)
-        // One `ok` line per write(2), never interleaved with another writer's.
-        // An Int, not (): ThreadSanitizer misreports inout access to a zero-sized value.
-        let outputLock = ConditionLock(0)
+        // The `ok` lines leave through one thread, so that a writer goes from one commit to
+        // the next without waiting for output (AcknowledgementWriter).
+        let acknowledgements = AcknowledgementWriter(.output)
+        let report = IngestReport(acknowledgements: acknowledgements)
         let threads = ThreadGroup(count: writers) { _ in
             while let line = queue.pop() {
                 var batch = WriteBatch()
@@ -71,8 +75,7 @@ enum IngestCommand {
                     queue.cancel()
                     return
                 }
-                let acknowledgement = "ok " + KeyText.encode(line.key) + "\n"
-                outputLock.withLock { _ in StandardStream.output.write(acknowledgement) }
+                acknowledgements.acknowledge(line.key)
             }
         }
 
@@ -95,6 +98,7 @@ enum IngestCommand {
                 }
                 guard let line = next else { break }
                 lineNumber += 1
+                if lineNumber % 1024 == 0 { report.linesRead(lineNumber) }
                 if line.isEmpty { continue }
                 guard let tab = line.firstIndex(of: UInt8(ascii: "\t")) else {
                     throw CommandError.usage("input line \(lineNumber) has no tab between key and value")
@@ -118,6 +122,8 @@ enum IngestCommand {
         }
         queue.finish()
         threads.join()
+        acknowledgements.finish()
+        report.finish(lines: lineNumber)
         if let failure = firstFailure.withLock({ $0 }) { throw failure }
         if let inputProblem { throw inputProblem }
         return .success

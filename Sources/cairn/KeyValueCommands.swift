@@ -34,7 +34,7 @@ enum KeyValueCommands {
             """ + encodingNote
     ) { arguments in
         let path = arguments.positionals[0]
-        let key = try KeyText.decode(arguments.positionals[1], as: "KEY")
+        let key = try key(arguments.positionals[1])
         let value = try KeyText.decode(arguments.positionals[2], as: "VALUE")
         let tableName = try table(arguments)
         let store = try StoreAccess.openOrCreate(path)
@@ -53,7 +53,7 @@ enum KeyValueCommands {
         discussion: "Exits with status 2 when there is no record under KEY.\n\n" + encodingNote
     ) { arguments in
         let path = arguments.positionals[0]
-        let key = try KeyText.decode(arguments.positionals[1], as: "KEY")
+        let key = try key(arguments.positionals[1])
         let tableName = try table(arguments)
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
@@ -78,7 +78,7 @@ enum KeyValueCommands {
         discussion: "Deleting a key that has no record is not an error.\n\n" + encodingNote
     ) { arguments in
         let path = arguments.positionals[0]
-        let key = try KeyText.decode(arguments.positionals[1], as: "KEY")
+        let key = try key(arguments.positionals[1])
         let tableName = try table(arguments)
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
@@ -99,7 +99,8 @@ enum KeyValueCommands {
             skipCorruptOption,
             tableOption,
         ],
-        discussion: "Keys are ordered bytewise, as LMDB orders them.\n\n" + encodingNote
+        discussion: "Keys are ordered bytewise, as LMDB orders them. A --table that was never written to is an error (status 2).\n\n"
+            + encodingNote
     ) { arguments in
         let limit = try arguments.value("limit") == nil
             ? nil : arguments.integer("limit", default: 0, in: 0...Int.max)
@@ -107,7 +108,7 @@ enum KeyValueCommands {
             try KeyText.decode(text, as: "--prefix")
         }
         return try printRecords(
-            path: arguments.positionals[0], table: table(arguments), prefix: prefix,
+            path: arguments.positionals[0], table: table(arguments), named: arguments.value("table") != nil, prefix: prefix,
             reverse: arguments.flag("reverse"), limit: limit, skipCorrupt: arguments.flag("skip-corrupt"))
     }
 
@@ -118,12 +119,21 @@ enum KeyValueCommands {
         options: [skipCorruptOption, tableOption],
         discussion: """
             Reads the latest committed state of the table. 'cairn ingest' reads the output
-            back: 'cairn dump A | cairn ingest B' copies the table's records.
+            back: 'cairn dump A | cairn ingest B' copies the table's records. A --table that
+            was never written to is an error (status 2), not empty output.
 
             """ + encodingNote
     ) { arguments in
-        try printRecords(path: arguments.positionals[0], table: table(arguments), prefix: nil, reverse: false,
-                         limit: nil, skipCorrupt: arguments.flag("skip-corrupt"))
+        try printRecords(path: arguments.positionals[0], table: table(arguments), named: arguments.value("table") != nil,
+                         prefix: nil, reverse: false, limit: nil, skipCorrupt: arguments.flag("skip-corrupt"))
+    }
+
+    /// The KEY argument's bytes: a usage error when it is not valid text or is empty (no
+    /// record can have an empty key, so it is a mistyped command line, not a store problem).
+    static func key(_ text: String) throws(CommandError) -> [UInt8] {
+        let key = try KeyText.decode(text, as: "KEY")
+        guard !key.isEmpty else { throw CommandError.usage("KEY is empty; a key is 1 to 511 bytes") }
+        return key
     }
 
     /// The `--table` of `arguments`, or the default table; a usage error when the name is
@@ -137,8 +147,10 @@ enum KeyValueCommands {
         return name
     }
 
-    private static func printRecords(path: String, table: String, prefix: [UInt8]?, reverse: Bool, limit: Int?,
-                                     skipCorrupt: Bool) throws -> ExitStatus {
+    /// Prints the records; `named`: the table was given with --table, so it must exist (the
+    /// default table is there for every store, written to or not).
+    private static func printRecords(path: String, table: String, named: Bool, prefix: [UInt8]?, reverse: Bool,
+                                     limit: Int?, skipCorrupt: Bool) throws -> ExitStatus {
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
@@ -171,6 +183,12 @@ enum KeyValueCommands {
             }
         }
         output.flush()
+        // Asked only when nothing printed: a table with records exists.
+        if named, printed == 0, skipped == 0, !store.tableExists(table) {
+            throw CommandError.notFound(
+                "no table \(abbreviated(table)) in store \(StoreAccess.shown(path)) (a table exists once written to; "
+                    + "'cairn stats' lists the tables)")
+        }
         if skipped > 0 {
             StandardStream.error.write(
                 "cairn: \(skipped) corrupt record\(skipped == 1 ? "" : "s") skipped; 'cairn check' reports the store's state\n")

@@ -19,6 +19,7 @@ let tool = CommandLineTool(groups: [
     AdminCommands.group,
     CommandGroup(title: "Merge policies", commands: [ScenarioCommand.command, PoliciesCommand.command]),
     CommandGroup(title: "Demonstration", commands: [DemoCommand.command]),
+    CommandGroup(title: "About", commands: [VersionCommand.command]),
 ])
 
 // `CommandLine.arguments` repairs bytes that are not UTF-8 into U+FFFD, which would make
