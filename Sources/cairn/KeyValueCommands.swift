@@ -122,7 +122,9 @@ enum KeyValueCommands {
 
             """ + encodingNote
     ) { arguments in
-        try printRecords(path: arguments.positionals[0], table: table(arguments), prefix: nil, reverse: false,
+        // An object table whose entity the store's recorded schema knows prints as JSON lines.
+        if let status = try ObjectCommands.dumpObjectTable(path: arguments.positionals[0], table: table(arguments)) { return status }
+        return try printRecords(path: arguments.positionals[0], table: table(arguments), prefix: nil, reverse: false,
                          limit: nil, skipCorrupt: arguments.flag("skip-corrupt"))
     }
 
