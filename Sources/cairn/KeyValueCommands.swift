@@ -118,7 +118,9 @@ enum KeyValueCommands {
         options: [skipCorruptOption, tableOption],
         discussion: """
             Reads the latest committed state of the table. 'cairn ingest' reads the output
-            back: 'cairn dump A | cairn ingest B' copies the table's records.
+            back: 'cairn dump A | cairn ingest B' copies the table's records. An object table
+            (entity:NAME) of a store that recorded its schema prints one JSON object per line
+            instead (see 'cairn fetch --help').
 
             """ + encodingNote
     ) { arguments in

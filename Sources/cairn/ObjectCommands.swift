@@ -12,7 +12,71 @@ import Policies
 // bools true/false, bytes base64 text, dates ISO 8601 text with fractional seconds (UTC).
 
 enum ObjectCommands {
-    static let group = CommandGroup(title: "Object commands", commands: [fetch])
+    static let group = CommandGroup(title: "Object commands", commands: [fetch, schema, migrate])
+
+    static let schema = Command(
+        name: "schema",
+        summary: "Print the schema the store recorded, as JSON (the file format of 'cairn migrate').",
+        arguments: ["STORE"],
+        options: [],
+        discussion: """
+            Entities with their attributes (name, type, optional, defaultValue), indexes and
+            uniqueness constraints, and the schema's version hash (Docs/Contexts.md, "Schema
+            evolution").
+            """
+    ) { arguments in
+        let recorded = try recordedSchema(arguments.positionals[0])
+        StandardStream.output.write(String(decoding: StoredSchema.encode(recorded, prettyPrinted: true), as: UTF8.self) + "\n")
+        return .success
+    }
+
+    static let migrate = Command(
+        name: "migrate",
+        summary: "Migrate the store's objects to the schema in a JSON file, in one commit.",
+        arguments: ["STORE", "SCHEMA_FILE"],
+        options: [],
+        discussion: """
+            SCHEMA_FILE has the format 'cairn schema' prints; "versionHash" may be left out,
+            and an entity or attribute may carry "renamingIdentifier": its name in the
+            store's schema. Only automatic (lightweight) migrations run here: a type change
+            or a new required attribute without a default is refused with the list of
+            differences, and nothing is written. Progress goes to standard error; a crash
+            leaves the store as it was.
+            """
+    ) { arguments in
+        let path = arguments.positionals[0], file = arguments.positionals[1]
+        try StoreAccess.requireStore(path)
+        guard let bytes = FileManager.default.contents(atPath: file) else {
+            throw CommandError.failed("cannot read \(StoreAccess.shown(file))")
+        }
+        let target: Schema
+        do throws(StorageError) {
+            target = try StoredSchema.decode(Array(bytes)).schema
+        } catch {
+            throw CommandError.failed("\(StoreAccess.shown(file)): \(error.message)")
+        }
+        do {
+            let objects = try ObjectStore(directory: path, schema: target, options: progressOptions())
+            objects.close()
+        } catch ContextError.incompatibleSchema(let differences) {
+            throw CommandError.failed("cannot migrate without a migration closure; nothing was written:\n"
+                + differences.map { "  " + $0.description }.joined(separator: "\n"))
+        } catch {
+            throw CommandError.failed("cannot migrate \(StoreAccess.shown(path)): \(error)")
+        }
+        return .success
+    }
+
+    /// Options that report migrations and index builds on standard error.
+    static func progressOptions() -> ObjectStore.Options {
+        var options = ObjectStore.Options()
+        options.indexBuildProgress = { progress in
+            guard progress.entries > 0 else { return }
+            StandardStream.error.write("cairn: index \(progress)\n")
+        }
+        options.migrationProgress = { progress in StandardStream.error.write("cairn: migration \(progress)\n") }
+        return options
+    }
 
     static let fetch = Command(
         name: "fetch",
@@ -32,7 +96,6 @@ enum ObjectCommands {
             case-insensitive. Comparisons follow Contexts' FetchPredicate (ints and doubles
             compare as numbers; an ordering comparison with null is false). Objects print
             in primary-key order; without --json as a tab-separated table with a header.
-
             """,
         optionalArguments: ["PREDICATE"]
     ) { arguments in
@@ -52,15 +115,9 @@ enum ObjectCommands {
         } else {
             predicate = nil
         }
-        var options = ObjectStore.Options()
-        options.indexBuildProgress = { progress in
-            guard progress.entries > 0 else { return }
-            StandardStream.error.write("cairn: index \(progress)\n")
-        }
-        options.migrationProgress = { progress in StandardStream.error.write("cairn: migration \(progress)\n") }
         let objects: ObjectStore
         do {
-            objects = try ObjectStore(directory: path, schema: schema, options: options)
+            objects = try ObjectStore(directory: path, schema: schema, options: progressOptions())
         } catch {
             throw CommandError.failed("cannot open \(StoreAccess.shown(path)): \(error)")
         }
@@ -72,8 +129,9 @@ enum ObjectCommands {
         if !json { output.append((["_id"] + entity.attributes.map(\.name)).joined(separator: "\t") + "\n") }
         do {
             try context.performAndWait {
+                // An index may serve the predicate, and return its own order: the output's is the keys'.
                 let found = try context.fetch(FetchRequest(entityName: entity.name, predicate: predicate))
-                for object in found {
+                for object in found.sorted(by: { ($0.objectID.primaryKey ?? 0) < ($1.objectID.primaryKey ?? 0) }) {
                     let values = entity.attributes.map { object[$0.name] }
                     if json {
                         output.append(jsonLine(id: object.objectID.uriString, entity: entity, values: values))

@@ -83,5 +83,37 @@ extension CairnToolTests {
             let noSchema = try cairn("fetch", directory.path + "/missing", "Person")
             #expect(noSchema.status == 3, "\(noSchema)")
         }
+        @Test func migrateAppliesASchemaFileWithProgressAndRefusesTypeChanges() throws {
+            let directory = try TemporaryDirectory(purpose: "migrate")
+            defer { directory.remove() }
+            let path = try Self.peopleStore(directory)
+            let printed = try cairn("schema", path)
+            #expect(printed.status == 0 && printed.output.contains("\"versionHash\""), "\(printed)")
+
+            // Rename name to fullName and add an optional city, in the file format 'schema' prints.
+            let file = directory.path + "/v2.json"
+            try Data(#"""
+                {"format": 1, "entities": [{"name": "Person", "indexes": [["age"]], "uniquenessConstraints": [],
+                  "attributes": [
+                    {"name": "fullName", "type": "string", "optional": false, "renamingIdentifier": "name"},
+                    {"name": "age", "type": "int", "optional": false},
+                    {"name": "city", "type": "string", "optional": true}]}]}
+                """#.utf8).write(to: URL(fileURLWithPath: file))
+            let migrated = try cairn("migrate", path, file)
+            #expect(migrated.status == 0 && migrated.errorOutput.contains("cairn: migration Person: migrated, 3 records"), "\(migrated)")
+            let fetched = try cairn("fetch", path, "Person", #"fullName == "Cy""#, "--json")
+            #expect(fetched.lines == [#"{"_id":"cairn://Person/p3","fullName":"Cy","age":52,"city":null}"#], "\(fetched)")
+
+            // A type change needs a closure: refused, listed, nothing written.
+            let typeChange = directory.path + "/v3.json"
+            try Data(#"""
+                {"format": 1, "entities": [{"name": "Person", "indexes": [], "uniquenessConstraints": [],
+                  "attributes": [{"name": "fullName", "type": "string", "optional": false},
+                                 {"name": "age", "type": "string", "optional": false}]}]}
+                """#.utf8).write(to: URL(fileURLWithPath: typeChange))
+            let refused = try cairn("migrate", path, typeChange)
+            #expect(refused.status == 3 && refused.errorOutput.contains("Person.age: type changed from int to string"), "\(refused)")
+            #expect(try cairn("fetch", path, "Person", "age == 52").lines.count == 2)
+        }
     }
 }

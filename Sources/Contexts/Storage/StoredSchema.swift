@@ -25,6 +25,9 @@ import Policies
 // The table name, the key, the JSON keys and `format` 1 are FROZEN: stores outlive this build.
 // A test pins a record's bytes. Renaming identifiers are not recorded: they name the previous
 // schema's names, which the record itself holds.
+//
+// The same JSON is the schema file of `cairn migrate` (`cairn schema` prints it): there an
+// entity or attribute may carry "renamingIdentifier", and "versionHash" may be left out.
 
 /// The schema recorded in a store, and its record's format.
 package struct StoredSchema: Sendable, Equatable {
@@ -42,7 +45,7 @@ package struct StoredSchema: Sendable, Equatable {
 
     private struct Record: Codable {
         var format: Int
-        var versionHash: String
+        var versionHash: String?
         var entities: [Entity]
     }
 
@@ -51,6 +54,8 @@ package struct StoredSchema: Sendable, Equatable {
         var attributes: [Attribute]
         var indexes: [[String]]
         var uniquenessConstraints: [[String]]
+        /// Never written; read from schema files.
+        var renamingIdentifier: String? = nil
     }
 
     private struct Attribute: Codable {
@@ -58,10 +63,12 @@ package struct StoredSchema: Sendable, Equatable {
         var type: String
         var optional: Bool
         var defaultValue: AttributeValue?
+        /// Never written; read from schema files.
+        var renamingIdentifier: String? = nil
     }
 
-    /// The record's bytes for `schema`.
-    package static func encode(_ schema: Schema) -> [UInt8] {
+    /// The record's bytes for `schema`; `prettyPrinted` for people (`cairn schema`), never in a store.
+    package static func encode(_ schema: Schema, prettyPrinted: Bool = false) -> [UInt8] {
         let record = Record(format: format, versionHash: versionHash(of: schema), entities: schema.entities.map { entity in
             Entity(name: entity.name, attributes: entity.attributes.map { attribute in
                 Attribute(name: attribute.name, type: attribute.type.rawValue, optional: attribute.isOptional,
@@ -69,7 +76,7 @@ package struct StoredSchema: Sendable, Equatable {
             }, indexes: entity.indexes, uniquenessConstraints: entity.uniquenessConstraints)
         })
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted] : [.sortedKeys]
         // A NaN or infinite default must still be recordable.
         encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "+inf", negativeInfinity: "-inf", nan: "nan")
         do {
@@ -79,7 +86,7 @@ package struct StoredSchema: Sendable, Equatable {
         }
     }
 
-    /// The schema recorded in `bytes`.
+    /// The schema recorded in `bytes` (or written in a schema file, with renaming identifiers).
     ///
     /// - Throws: ``StorageError`` with code `.corrupt` when the record is not one `encode` wrote.
     package static func decode(_ bytes: [UInt8]) throws(StorageError) -> StoredSchema {
@@ -100,13 +107,16 @@ package struct StoredSchema: Sendable, Equatable {
                     throw corrupt("names an unknown type \"\(attribute.type)\"")
                 }
                 attributes.append(AttributeDescription(attribute.name, type, isOptional: attribute.optional,
-                                                       defaultValue: attribute.defaultValue ?? .null))
+                                                       defaultValue: attribute.defaultValue ?? .null,
+                                                       renamingIdentifier: attribute.renamingIdentifier))
             }
             entities.append(EntityDescription(entity.name, attributes: attributes, indexes: entity.indexes,
-                                              uniquenessConstraints: entity.uniquenessConstraints))
+                                              uniquenessConstraints: entity.uniquenessConstraints,
+                                              renamingIdentifier: entity.renamingIdentifier))
         }
         do {
-            return StoredSchema(schema: try Schema(entities), versionHash: record.versionHash)
+            let schema = try Schema(entities)
+            return StoredSchema(schema: schema, versionHash: record.versionHash ?? versionHash(of: schema))
         } catch {
             throw corrupt("is not a valid schema: \(error)")
         }
