@@ -241,6 +241,51 @@ import Testing
         #expect(try Self.stored("Person", in: old) == [ids[0].primaryKey!: Self.ann])
     }
 
+    @Test func aRemovedEntityLosesItsObjectsAndARequiredAttributeTakesItsDefault() throws {
+        let directory = try TemporaryDirectory(prefix: "cairn-migrate-remove-entity")
+        defer { directory.remove() }
+        let v1 = try Schema([
+            EntityDescription("Person", attributes: [AttributeDescription("name", .string), AttributeDescription("age", .int, isOptional: true)]),
+            EntityDescription("Draft", attributes: [AttributeDescription("text", .string)]),
+        ])
+        let first = try ObjectStore(directory: directory.path, schema: v1)
+        let people = try Self.insert([["name": .string("Ann")], ["name": .string("Bo"), "age": .int(4)]], entity: "Person", in: first)
+        _ = try Self.insert([["text": .string("x")]], entity: "Draft", in: first)
+        first.close()
+
+        let v2 = try Schema([EntityDescription("Person", attributes: [
+            AttributeDescription("name", .string), AttributeDescription("age", .int, defaultValue: .int(0)),
+        ])])
+        let objects = try ObjectStore(directory: directory.path, schema: v2)
+        #expect(try Self.stored("Person", in: objects) == [
+            people[0].primaryKey!: ["name": .string("Ann"), "age": .int(0)],
+            people[1].primaryKey!: ["name": .string("Bo"), "age": .int(4)],
+        ])
+        objects.close()
+        // Draft comes back empty: its objects were deleted with it.
+        let v3 = try Schema(v2.entities + [EntityDescription("Draft", attributes: [AttributeDescription("text", .string)])])
+        let again = try ObjectStore(directory: directory.path, schema: v3)
+        defer { again.close() }
+        #expect(try Self.stored("Draft", in: again).isEmpty)
+    }
+
+    @Test func reopeningWithTheRecordedSchemaWritesNothing() throws {
+        let (directory, _) = try Self.seeded([Self.ann], prefix: "cairn-migrate-same")
+        defer { directory.remove() }
+        let before = try Store(directory: directory.path)
+        let first = try before.snapshot()
+        let version = first.version
+        first.close()
+        before.close()
+        var options = ObjectStore.Options()
+        options.migration = { _ in Issue.record("no object of an unchanged schema is migrated") }
+        let objects = try ObjectStore(directory: directory.path, schema: try Schema([Self.personV1]), options: options)
+        let snapshot = try objects.store.snapshot()
+        #expect(snapshot.version == version)
+        snapshot.close()
+        objects.close()
+    }
+
     @Test func theSchemaRecordIsFrozen() throws {
         let schema = try Schema([EntityDescription("Tag", attributes: [
             AttributeDescription("label", .string), AttributeDescription("weight", .int, isOptional: true, defaultValue: .int(1)),
