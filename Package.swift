@@ -52,7 +52,8 @@ let package = Package(
         .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
         .testTarget(
             name: "CairnToolTests",
-            dependencies: ["KVEngine", "CairnTestSupport", "Locking"],
+            // Contexts and Policies only to make object stores for `cairn fetch` and `dump`.
+            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport", "Locking"],
             resources: [.copy("Scenarios")]
         ),
         // Short versions of the reliability suites (kill -9, power loss, I/O errors, corruption,

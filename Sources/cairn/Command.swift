@@ -40,12 +40,15 @@ struct Command: Sendable {
     let options: [OptionSpec]
     /// Paragraphs shown by `cairn NAME --help` after the usage line.
     let discussion: String
+    /// Placeholders of positional arguments that may follow `arguments`: `["PREDICATE"]`.
+    var optionalArguments: [String] = []
     /// Runs the command. Throws `CommandError`, `KVError`, or another error (exit 3).
     let run: @Sendable (Arguments) throws -> ExitStatus
 
     /// `cairn put STORE KEY VALUE [--table T]`
     var usageLine: String {
-        (["cairn", name] + arguments + options.map { "[\($0.synopsis)]" }).joined(separator: " ")
+        (["cairn", name] + arguments + optionalArguments.map { "[\($0)]" } + options.map { "[\($0.synopsis)]" })
+            .joined(separator: " ")
     }
 
     /// The text of `cairn NAME --help`.
@@ -152,8 +155,8 @@ struct CommandLineTool: Sendable {
                 let missing = command.arguments[arguments.positionals.count...].joined(separator: " ")
                 throw CommandError.usage("missing \(missing)")
             }
-            if arguments.positionals.count > command.arguments.count {
-                let extra = arguments.positionals[command.arguments.count]
+            if arguments.positionals.count > command.arguments.count + command.optionalArguments.count {
+                let extra = arguments.positionals[command.arguments.count + command.optionalArguments.count]
                 throw CommandError.usage("unexpected argument \"\(abbreviated(extra))\"")
             }
             return try command.run(arguments)

@@ -120,12 +120,16 @@ enum KeyValueCommands {
         discussion: """
             Reads the latest committed state of the table. 'cairn ingest' reads the output
             back: 'cairn dump A | cairn ingest B' copies the table's records. A --table that
-            was never written to is an error (status 2), not empty output.
+            was never written to is an error (status 2), not empty output. An object table
+            (entity:NAME) of a store that recorded its schema prints one JSON object per line
+            instead (see 'cairn fetch --help').
 
             """ + encodingNote
     ) { arguments in
-        try printRecords(path: arguments.positionals[0], table: table(arguments), named: arguments.value("table") != nil,
-                         prefix: nil, reverse: false, limit: nil, skipCorrupt: arguments.flag("skip-corrupt"))
+        // An object table whose entity the store's recorded schema knows prints as JSON lines.
+        if let status = try ObjectCommands.dumpObjectTable(path: arguments.positionals[0], table: table(arguments)) { return status }
+        return try printRecords(path: arguments.positionals[0], table: table(arguments), named: arguments.value("table") != nil,
+                                prefix: nil, reverse: false, limit: nil, skipCorrupt: arguments.flag("skip-corrupt"))
     }
 
     /// The KEY argument's bytes: a usage error when it is not valid text or is empty (no

@@ -17,6 +17,7 @@ for descriptor in STDIN_FILENO...STDERR_FILENO where fcntl(descriptor, F_GETFD) 
 let tool = CommandLineTool(groups: [
     KeyValueCommands.group,
     AdminCommands.group,
+    ObjectCommands.group,
     CommandGroup(title: "Merge policies", commands: [ScenarioCommand.command, PoliciesCommand.command]),
     CommandGroup(title: "Demonstration", commands: [DemoCommand.command]),
     CommandGroup(title: "About", commands: [VersionCommand.command]),

@@ -91,6 +91,26 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
     /// ```
     case uniquenessViolatedByStoredObjects(entity: String, constraint: [String], objectIDs: [ObjectID])
 
+    /// Opening a store whose recorded schema differs from the one given in a way only a
+    /// migration closure can bridge (a type change, a new required attribute without a
+    /// default): every difference found, automatic ones included (see
+    /// ``SchemaDifference/isAutomatic``). Nothing was written; open with the old schema, or
+    /// set ``ObjectStore/Options/migration``.
+    ///
+    /// ```swift
+    /// catch ContextError.incompatibleSchema(let differences) { differences.forEach { print($0) } }
+    /// ```
+    case incompatibleSchema([SchemaDifference])
+
+    /// A migration on open could not migrate this stored object: the migration closure threw,
+    /// or left values that do not fit the new schema (`reason` says which). Nothing was
+    /// written; the store keeps its old schema and records.
+    ///
+    /// ```swift
+    /// catch ContextError.migrationFailed(let id, let reason) { print(id, reason) }
+    /// ```
+    case migrationFailed(ObjectID, reason: String)
+
     /// What went wrong, naming the object or entity.
     ///
     /// ```swift
@@ -123,6 +143,12 @@ public enum ContextError: Error, Sendable, CustomStringConvertible {
                 : ids.map(\.description).joined(separator: " and ") + " hold the same values"
             return "cannot add the uniqueness constraint [\(constraint.joined(separator: ", "))] to entity \(entity): "
                 + "\(what); nothing was written"
+        case .incompatibleSchema(let differences):
+            return "the store's schema differs from the one given in ways only a migration closure "
+                + "(ObjectStore.Options.migration) can migrate; nothing was written:\n"
+                + differences.map { "  " + $0.description }.joined(separator: "\n")
+        case let .migrationFailed(id, reason):
+            return "cannot migrate \(id): \(reason); nothing was written, the store keeps its old schema"
         }
     }
 }

@@ -39,15 +39,30 @@ public struct AttributeDescription: Sendable, Hashable {
     /// ```
     public let defaultValue: AttributeValue
 
+    /// The attribute's name in the store's recorded schema, when it was renamed: Core Data's
+    /// `renamingIdentifier`. Opening a store whose schema has an attribute of that name (and none
+    /// of this one's) moves its values here, keeping them (Docs/Contexts.md, "Schema evolution").
+    /// Nil (the default) matches attributes by name only.
+    ///
+    /// ```swift
+    /// AttributeDescription("fullName", .string, renamingIdentifier: "name").renamingIdentifier   // "name"
+    /// ```
+    public let renamingIdentifier: String?
+
     /// Describes an attribute; ``Schema/init(_:)`` checks that the default has the right type.
     ///
     /// ```swift
     /// let age = AttributeDescription("age", .int, isOptional: true, defaultValue: .int(0))
+    /// let fullName = AttributeDescription("fullName", .string, renamingIdentifier: "name")   // was "name"
     /// ```
-    public init(_ name: String, _ type: AttributeType, isOptional: Bool = false, defaultValue: AttributeValue = .null) {
+    public init(
+        _ name: String, _ type: AttributeType, isOptional: Bool = false, defaultValue: AttributeValue = .null,
+        renamingIdentifier: String? = nil
+    ) {
         self.name = name
         self.type = type
         self.isOptional = isOptional
         self.defaultValue = defaultValue
+        self.renamingIdentifier = renamingIdentifier
     }
 }

@@ -46,6 +46,16 @@ public struct EntityDescription: Sendable, Hashable {
     /// ```
     public var uniquenessConstraints: [[String]] { layout.uniquenessConstraints.map(\.attributeNames) }
 
+    /// The entity's name in the store's recorded schema, when it was renamed: Core Data's
+    /// `renamingIdentifier`. Opening a store that holds an entity of that name (and none of this
+    /// one's) moves its objects here, keeping their primary keys. Nil (the default) matches
+    /// entities by name only.
+    ///
+    /// ```swift
+    /// EntityDescription("Customer", attributes: [], renamingIdentifier: "Client").renamingIdentifier   // "Client"
+    /// ```
+    public var renamingIdentifier: String? { layout.renamingIdentifier }
+
     /// Describes an entity; ``Schema/init(_:)`` checks names, duplicates, indexes and constraints.
     ///
     /// `indexes` are Core Data's: each list is one index, on those attributes in that order.
@@ -63,10 +73,15 @@ public struct EntityDescription: Sendable, Hashable {
     /// let user = EntityDescription("User", attributes: [AttributeDescription("email", .string)],
     ///                              uniquenessConstraints: [["email"]])
     /// ```
+    ///
+    /// `renamingIdentifier` names the entity as the store knows it, when it was renamed
+    /// (``renamingIdentifier``).
     public init(
-        _ name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = []
+        _ name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = [],
+        renamingIdentifier: String? = nil
     ) {
-        layout = EntityLayout(name: name, attributes: attributes, indexes: indexes, uniquenessConstraints: uniquenessConstraints)
+        layout = EntityLayout(name: name, attributes: attributes, indexes: indexes, uniquenessConstraints: uniquenessConstraints,
+                              renamingIdentifier: renamingIdentifier)
     }
 
     /// The attribute named `name`, or nil.
@@ -89,14 +104,16 @@ public struct EntityDescription: Sendable, Hashable {
         layout.defaultValues.dictionary(layout)
     }
 
-    /// Equal when the names, attributes, indexes and constraints are (the layout is derived from them).
+    /// Equal when the names, attributes, indexes, constraints and renaming identifiers are (the
+    /// layout is derived from them).
     ///
     /// ```swift
     /// EntityDescription("Tag", attributes: []) == EntityDescription("Tag", attributes: [])   // true
     /// ```
     public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool {
         lhs.layout === rhs.layout || (lhs.layout.name == rhs.layout.name && lhs.layout.attributes == rhs.layout.attributes
-            && lhs.indexes == rhs.indexes && lhs.uniquenessConstraints == rhs.uniquenessConstraints)
+            && lhs.indexes == rhs.indexes && lhs.uniquenessConstraints == rhs.uniquenessConstraints
+            && lhs.renamingIdentifier == rhs.renamingIdentifier)
     }
 
     /// Hashes the name and attributes (not the indexes: equal ones hash equally), consistently with ``==(_:_:)``.
@@ -144,9 +161,13 @@ package final class EntityLayout: Sendable {
     let declaredIndexes: [[String]]
     /// The uniqueness constraints, as declared.
     let uniquenessConstraints: [UniquenessConstraintLayout]
+    /// The entity's name in the recorded schema of a store made before a rename, or nil.
+    let renamingIdentifier: String?
 
-    init(name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = []) {
+    init(name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = [],
+         renamingIdentifier: String? = nil) {
         self.name = name
+        self.renamingIdentifier = renamingIdentifier
         self.attributes = attributes
         tableName = StorageMapping.table(for: name)
         var index: [String: Int] = [:]

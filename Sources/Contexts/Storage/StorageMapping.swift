@@ -15,6 +15,8 @@
 //   table "meta:indexes"      key = an index or constraint table's name (UTF-8), value =
 //                             [indexFormat]: the tables the store has built (and keeps), so an
 //                             open with another schema knows what to build or drop
+//   table "meta:schema"       key = "schema", value = the schema the records are in, as JSON
+//                             (StoredSchema.swift): an open with another schema migrates them
 //
 // Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
 // The record version the store keeps per key is the object's version.

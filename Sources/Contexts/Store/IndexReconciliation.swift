@@ -7,6 +7,8 @@ import Policies
 // ones, never half of one. The list's records are conditioned, so two openers racing retry.
 // Uniqueness constraints' tables are listed and built the same way; stored objects that break
 // a new constraint fail the open with a typed error, and nothing is written.
+// A schema migration (SchemaMigration.swift) shares the commit: the records it rewrites are
+// what the indexes and constraints of their entity are rebuilt from.
 //
 // One commit bounds a build: its payload (about 30 bytes plus the key per entry) must stay
 // under the engine's commit limit (1 GiB, about 20 million entries of short keys); past it the
@@ -29,17 +31,20 @@ enum IndexReconciliation {
     /// How often a build reports progress, in entries.
     static let progressInterval = 100_000
 
-    static func run(
-        storage: any ObjectStorage, schema: Schema, progress: (@Sendable (IndexBuildProgress) -> Void)?
-    ) throws(ContextError) {
+    static func run(storage: any ObjectStorage, schema: Schema, options: ObjectStore.Options) throws(ContextError) {
+        let progress = options.indexBuildProgress
         var attempts = 0
         while true {
             attempts += 1
             var batch = StorageBatch()
             var reports: [IndexBuildProgress] = []
+            var migration: MigrationPlan? = nil
             do {
                 let view = try storage.readView()
                 defer { view.close() }
+                migration = try SchemaMigration.plan(
+                    view: view, schema: schema, migration: options.migration, progress: options.migrationProgress, into: &batch)
+                let rewritten = migration?.rewritten ?? [:]
                 var present: [String: UInt64] = [:]
                 try view.forEach(in: StorageMapping.indexListTable, from: nil, to: nil, reverse: false) { key, _, version in
                     present[String(decoding: key, as: UTF8.self)] = version
@@ -53,9 +58,12 @@ enum IndexReconciliation {
                 }
                 let wanted = Set(declared.keys).union(constraints.keys)
                 let toDrop = present.keys.filter { !wanted.contains($0) }.sorted()
-                let toBuild = declared.keys.filter { present[$0] == nil }.sorted()
-                let constraintsToBuild = constraints.keys.filter { present[$0] == nil }.sorted()
-                guard !toDrop.isEmpty || !toBuild.isEmpty || !constraintsToBuild.isEmpty else { return }
+                // A migrated entity's entries are rebuilt from its new values, in the same commit.
+                let toBuild = declared.keys.filter { present[$0] == nil || rewritten[declared[$0]!.entity.name] != nil }.sorted()
+                let constraintsToBuild = constraints.keys.filter {
+                    present[$0] == nil || rewritten[constraints[$0]!.entity.name] != nil
+                }.sorted()
+                guard migration != nil || !toDrop.isEmpty || !toBuild.isEmpty || !constraintsToBuild.isEmpty else { return }
                 for table in toDrop {
                     let removed = try clear(table, in: view, into: &batch)
                     batch.delete(Array(table.utf8), in: StorageMapping.indexListTable, if: .version(present[table]!))
@@ -66,30 +74,24 @@ enum IndexReconciliation {
                     // Entries a writer of another schema may have left are replaced, not kept.
                     _ = try clear(table, in: view, into: &batch)
                     var entries = 0
-                    let layout = entity.layout
-                    try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
-                        guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
-                        let values: ObjectValues
-                        do throws(ValueCodecError) {
-                            values = try ValueCodec.decode(value, layout: layout)
-                        } catch {
-                            throw ContextError.corruptValue(ObjectID(entityName: layout.name, primaryKey: primaryKey), error)
-                        }
+                    try forEachObject(of: entity.layout, in: view, rewritten: rewritten[entity.name]) { primaryKey, values in
                         batch.put([], forKey: IndexKeyEncoding.entryKey(values, index: index, primaryKey: primaryKey), in: table, if: nil)
                         entries += 1
                         if entries % progressInterval == 0 {
                             progress?(IndexBuildProgress(table: table, phase: "building", entries: entries))
                         }
-                        return true
                     }
-                    batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable, if: .absent)
+                    batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable,
+                              if: present[table].map { .version($0) } ?? .absent)
                     reports.append(IndexBuildProgress(table: table, phase: "built", entries: entries))
                 }
                 for table in constraintsToBuild {
                     let (entity, constraint) = constraints[table]!
                     _ = try clear(table, in: view, into: &batch)
-                    let entries = try buildConstraint(constraint, of: entity, in: view, into: &batch, progress: progress)
-                    batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable, if: .absent)
+                    let entries = try buildConstraint(constraint, of: entity, in: view, rewritten: rewritten[entity.name],
+                                                      into: &batch, progress: progress)
+                    batch.put(StorageMapping.indexFormat, forKey: Array(table.utf8), in: StorageMapping.indexListTable,
+                              if: present[table].map { .version($0) } ?? .absent)
                     reports.append(IndexBuildProgress(table: table, phase: "built", entries: entries))
                 }
             } catch {
@@ -103,6 +105,7 @@ enum IndexReconciliation {
             }
             switch outcome {
             case .committed:
+                for report in migration?.reports ?? [] { options.migrationProgress?(report) }
                 for report in reports { progress?(report) }
                 return
             case .conditionsFailed(let failures):
@@ -121,20 +124,14 @@ enum IndexReconciliation {
     /// store never holds a constraint its data breaks.
     private static func buildConstraint(
         _ constraint: UniquenessConstraintLayout, of entity: EntityDescription, in view: any StorageReadView,
-        into batch: inout StorageBatch, progress: (@Sendable (IndexBuildProgress) -> Void)?
+        rewritten: [(primaryKey: UInt64, values: ObjectValues)]?, into batch: inout StorageBatch,
+        progress: (@Sendable (IndexBuildProgress) -> Void)?
     ) throws -> Int {
         let layout = entity.layout
         var owners: [[UInt8]: UInt64] = [:]
-        try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
-            guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+        try forEachObject(of: layout, in: view, rewritten: rewritten) { primaryKey, values in
             let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
-            let values: ObjectValues
-            do throws(ValueCodecError) {
-                values = try ValueCodec.decode(value, layout: layout)
-            } catch {
-                throw ContextError.corruptValue(id, error)
-            }
-            guard let entryKey = constraint.entryKey(values) else { return true }
+            guard let entryKey = constraint.entryKey(values) else { return }
             guard entryKey.count <= StorageMapping.maxKeyBytes else {
                 throw ContextError.uniquenessViolatedByStoredObjects(entity: layout.name, constraint: constraint.attributeNames, objectIDs: [id])
             }
@@ -147,9 +144,31 @@ enum IndexReconciliation {
             if owners.count % progressInterval == 0 {
                 progress?(IndexBuildProgress(table: constraint.tableName, phase: "building", entries: owners.count))
             }
-            return true
         }
         return owners.count
+    }
+
+    /// Calls `body` with every stored object of `layout`'s entity, in key order: the values a
+    /// migration in the same commit is writing when there is one (`rewritten`), else the table's.
+    private static func forEachObject(
+        of layout: EntityLayout, in view: any StorageReadView, rewritten: [(primaryKey: UInt64, values: ObjectValues)]?,
+        _ body: (UInt64, ObjectValues) throws -> Void
+    ) throws {
+        if let rewritten {
+            for (primaryKey, values) in rewritten { try body(primaryKey, values) }
+            return
+        }
+        try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
+            guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+            let values: ObjectValues
+            do throws(ValueCodecError) {
+                values = try ValueCodec.decode(value, layout: layout)
+            } catch {
+                throw ContextError.corruptValue(ObjectID(entityName: layout.name, primaryKey: primaryKey), error)
+            }
+            try body(primaryKey, values)
+            return true
+        }
     }
 
     /// Deletes every entry of `table` into `batch`; returns how many.

@@ -62,6 +62,34 @@ public final class ObjectStore: Sendable {
         /// ```
         public var indexBuildProgress: (@Sendable (IndexBuildProgress) -> Void)? = nil
 
+        /// Migrates the stored objects of every entity that changed, when opening a store whose
+        /// recorded schema differs from the one given (Docs/Contexts.md, "Schema evolution"):
+        /// called once per stored object with its stored values and the automatic migration's
+        /// result, which it may change. Default nil: only automatic (lightweight) migrations
+        /// run, and a type change or a new required attribute without a default fails the open
+        /// with ``ContextError/incompatibleSchema(_:)``.
+        ///
+        /// Runs on the opening thread, before the open's single commit: throwing, or leaving
+        /// values that do not fit, fails the open with ``ContextError/migrationFailed(_:reason:)``
+        /// and writes nothing. Cannot change after open.
+        ///
+        /// ```swift
+        /// options.migration = { record in
+        ///     if case .string(let text) = record.storedValues["age"] ?? .null {
+        ///         record.values["age"] = .int(Int64(text) ?? 0)
+        ///     }
+        /// }
+        /// ```
+        public var migration: (@Sendable (inout MigrationRecord) throws -> Void)? = nil
+
+        /// Called while opening the store migrates it: every 10,000 records of each entity, and
+        /// once per entity after the commit. Default nil.
+        ///
+        /// ```swift
+        /// options.migrationProgress = { progress in FileHandle.standardError.write(Data("\(progress)\n".utf8)) }
+        /// ```
+        public var migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
+
         /// The local engine's options (``mapSize``, and package-wide the rest): used when the
         /// object store opens a directory itself.
         var engine = EngineOptions()
@@ -101,10 +129,11 @@ public final class ObjectStore: Sendable {
     let coordinator: StoreCoordinator
 
     /// Uses `storage` with `schema`: the designated initializer every backend's goes through.
-    /// Builds the indexes the schema adds and drops the ones it removed, in one commit
-    /// (IndexReconciliation.swift), before any context can read.
+    /// Migrates the stored objects to the schema when the store recorded another one
+    /// (SchemaMigration.swift), builds the indexes the schema adds and drops the ones it
+    /// removed, all in one commit (IndexReconciliation.swift), before any context can read.
     package init(storage: any ObjectStorage, schema: Schema, options: Options = Options()) throws(ContextError) {
-        try IndexReconciliation.run(storage: storage, schema: schema, progress: options.indexBuildProgress)
+        try IndexReconciliation.run(storage: storage, schema: schema, options: options)
         self.schema = schema
         self.options = options
         coordinator = StoreCoordinator(storage: storage, schema: schema, options: options)

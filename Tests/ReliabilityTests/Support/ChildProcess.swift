@@ -21,6 +21,7 @@ import Glibc
         case ReaderHolder.role: status = ReaderHolder.main()
         case LMDBCorruptionChild.role: status = LMDBCorruptionChild.main()
         case OpenAndReadChild.role: status = OpenAndReadChild.main()
+        case MigrationPauseChild.role: status = MigrationPauseChild.main()
         case DiskFullWorker.role: status = DiskFullWorker.main()
         default:
             writeStandardError("unknown CAIRN_CHILD_ROLE \(role)\n")
