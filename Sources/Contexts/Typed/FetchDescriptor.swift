@@ -96,6 +96,9 @@ public struct FetchDescriptor<Model: CairnModel> {
     }
 }
 
+/// `Sendable` like SwiftData's: a `Predicate` and `SortDescriptor`s are values.
+extension FetchDescriptor: Sendable {}
+
 /// How a ``FetchDescriptor`` runs: the request the store answers, and what is then done on the
 /// objects (which also takes over the offset and limit).
 ///
