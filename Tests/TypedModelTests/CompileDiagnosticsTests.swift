@@ -22,6 +22,12 @@ struct CompileDiagnosticsTests {
         return (modules.path, root.path)
     }()
 
+    /// The toolchain's `swiftc`, found on the PATH.
+    static let swiftc: String? = {
+        let path = ProcessInfo.processInfo.environment["PATH"] ?? ""
+        return path.split(separator: ":").map { $0 + "/swiftc" }.first { FileManager.default.isExecutableFile(atPath: $0) }
+    }()
+
     /// The diagnostics of type-checking `source` in Swift 6 mode.
     static func diagnostics(of source: String) throws -> String {
         let paths = try #require(Self.paths)
@@ -30,8 +36,8 @@ struct CompileDiagnosticsTests {
         let file = directory.path + "/snippet.swift"
         try ("import Contexts\nimport Policies\n" + source).write(toFile: file, atomically: true, encoding: .utf8)
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swiftc", "-swift-version", "6", "-typecheck", "-I", paths.modules, "-I", paths.root + "/Sources/CLMDB", file]
+        process.executableURL = URL(fileURLWithPath: try #require(Self.swiftc))
+        process.arguments = ["-swift-version", "6", "-typecheck", "-I", paths.modules, "-I", paths.root + "/Sources/CLMDB", file]
         let output = Pipe()
         process.standardError = output
         process.standardOutput = output
@@ -41,7 +47,7 @@ struct CompileDiagnosticsTests {
         return text
     }
 
-    @Test("the spellings that must compile compile without a diagnostic", .enabled(if: paths != nil))
+    @Test("the spellings that must compile compile without a diagnostic", .enabled(if: paths != nil && swiftc != nil))
     func validSpellings() throws {
         let text = try Self.diagnostics(of: """
             @MainActor func onMain(_ objects: ObjectStore) -> ObjectContext { objects.viewContext }
@@ -60,13 +66,13 @@ struct CompileDiagnosticsTests {
         #expect(text.isEmpty, "\(text)")
     }
 
-    @Test("viewContext off the main actor is a compile error", .enabled(if: paths != nil))
+    @Test("viewContext off the main actor is a compile error", .enabled(if: paths != nil && swiftc != nil))
     func viewContextOffMain() throws {
         let text = try Self.diagnostics(of: "func offMain(_ objects: ObjectStore) -> ObjectContext { objects.viewContext }\n")
         #expect(text.contains("error: main actor-isolated property 'viewContext' can not be referenced from a nonisolated context"), "\(text)")
     }
 
-    @Test("a throwing perform in synchronous code names performAndWait, not an async call", .enabled(if: paths != nil))
+    @Test("a throwing perform in synchronous code names performAndWait, not an async call", .enabled(if: paths != nil && swiftc != nil))
     func throwingPerformInSyncCode() throws {
         let text = try Self.diagnostics(of: "func save(_ context: ObjectContext) { context.perform { try context.save() } }\n")
         #expect(text.contains("try context.performAndWait { try … }"), "\(text)")
