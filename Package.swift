@@ -50,6 +50,8 @@ let package = Package(
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
         .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
+        // The typed-model API (Sources/Contexts/Typed) and the classic patterns ported to it.
+        .testTarget(name: "TypedModelTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport"]),
         .testTarget(
             name: "CairnToolTests",
             // Contexts and Policies only to make object stores for `cairn fetch` and `dump`.

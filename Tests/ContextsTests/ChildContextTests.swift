@@ -274,7 +274,7 @@ struct ChildContextTests {
     func childOfMainQueueContext() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30))
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             try await view.perform { try view.existingObject(with: annID)["city"] = .string("Oslo") }
             let editor = view.newChildContext(name: "editor")
             #expect(editor.concurrencyType == .privateQueue)
@@ -313,7 +313,7 @@ struct ChildContextTests {
     func automaticMergeNeverWaitsForParent() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30))
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             let editor = view.newChildContext(name: "editor")
             editor.automaticallyMergesChangesFromParent = true
             try await editor.perform { try editor.existingObject(with: annID)["note"] = .string("draft") }

@@ -62,7 +62,7 @@ struct ConcurrencyTests {
             let value = try await context.perform { context.isOnQueue ? "on queue" : "off" }
             #expect(value == "on queue")
             await #expect(throws: Oops.self) { try await context.perform { () throws -> Int in throw Oops() } }
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             let onView = try await view.perform { view.isOnQueue }
             #expect(onView)
         }
@@ -185,7 +185,7 @@ struct ConcurrencyTests {
     @Test("contexts on the main queue and a private queue work side by side")
     func mainAndPrivate() async throws {
         try await withTestStore { store in
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             let editor = store.objects.newContext(name: "editor", concurrencyType: .mainQueue)
             let id = try await view.perform {
                 let object = view.insert(entity: "Person")

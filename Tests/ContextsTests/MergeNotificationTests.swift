@@ -16,7 +16,7 @@ struct MergeNotificationTests {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30, "Oslo"))
             let bobID = try store.seed("Person", person("Bob", 40))
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             let background = store.context("background")
 
             // The main context reads both and edits Ann's city without saving.
@@ -270,7 +270,7 @@ struct MergeNotificationTests {
     func automaticMerges() async throws {
         try await withTestStore { store in
             let annID = try store.seed("Person", person("Ann", 30, "Oslo"))
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             let background = store.context("background")
             let editor = view.newChildContext(name: "editor")
             let bystander = store.context("bystander")   // does not ask: keeps its stale values

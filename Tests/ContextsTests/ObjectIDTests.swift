@@ -148,7 +148,7 @@ struct ObjectIDTests {
                 try background.save()
                 return object.objectID
             }
-            let view = store.objects.viewContext
+            let view = await store.objects.viewContext
             DispatchQueue.main.setSpecific(key: mainQueueMarker, value: true)
             let (name, onMain) = try await view.perform {
                 // On Linux the main queue may be drained by a worker thread (dispatch_main), so

@@ -25,6 +25,23 @@ extension ObjectContext {
         queue.async { [weak self] in access.run { self?.runningHere(body) ?? body() } }
     }
 
+    /// Not the way to run a throwing block from synchronous code: `perform` does not wait, so
+    /// an error would have nowhere to go. Write `try context.performAndWait { try … }` (which
+    /// waits and rethrows), or `try await context.perform { try … }` in async code. This
+    /// overload exists so that `context.perform { try context.save() }` in synchronous code
+    /// gets that advice (and, with `try`, works as `performAndWait`) instead of a misleading
+    /// "'async' call in a function that does not support concurrency".
+    ///
+    /// ```swift
+    /// try context.performAndWait { try context.save() }   // the spelling to use
+    /// ```
+    ///
+    /// - Throws: what `body` throws.
+    @available(*, deprecated, message: "perform { } does not wait, so it cannot throw: write try context.performAndWait { try … } in synchronous code, try await context.perform { try … } in async code")
+    public func perform(_ body: () throws -> Void) rethrows {
+        try performAndWait(body)
+    }
+
     /// Runs `body` on the context's queue and waits for it; returns its result or rethrows its
     /// error. Re-entrant: already on the queue, it runs `body` inline.
     ///

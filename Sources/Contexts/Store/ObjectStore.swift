@@ -116,15 +116,22 @@ public final class ObjectStore: Sendable {
     /// ```
     public let options: Options
 
-    /// The main-queue context for UI-facing reads: use it inside `perform` or
-    /// `performAndWait`, or directly on the main thread.
+    /// The main-queue context for UI-facing reads. `@MainActor`, as Core Data's is in Swift:
+    /// reach it on the main actor, where it may be used directly, or take it there and hand
+    /// it to `perform` / `performAndWait` from anywhere (the context is `Sendable`; its blocks
+    /// run on the main queue).
     ///
     /// ```swift
-    /// let names = try objects.viewContext.performAndWait {
+    /// @MainActor func names(_ objects: ObjectStore) throws -> [AttributeValue] {
     ///     try objects.viewContext.fetch(FetchRequest(entityName: "Person")).map { $0["name"] }
     /// }
+    /// let view = await objects.viewContext          // from a task off the main actor
+    /// let count = try await view.perform { try view.count(for: FetchRequest(entityName: "Person")) }
     /// ```
-    public let viewContext: ObjectContext
+    @MainActor public var viewContext: ObjectContext { mainQueueContext }
+
+    /// ``viewContext``, for the package's own code, which knows which queue it is on.
+    let mainQueueContext: ObjectContext
 
     let coordinator: StoreCoordinator
 
@@ -137,7 +144,7 @@ public final class ObjectStore: Sendable {
         self.schema = schema
         self.options = options
         coordinator = StoreCoordinator(storage: storage, schema: schema, options: options)
-        viewContext = ObjectContext(name: "viewContext", concurrencyType: .mainQueue, core: coordinator)
+        mainQueueContext = ObjectContext(name: "viewContext", concurrencyType: .mainQueue, core: coordinator)
     }
 
     /// A new private-queue context: its own serial queue, its own objects.
