@@ -115,17 +115,14 @@ public final class Snapshot: @unchecked Sendable {
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
     /// Closing an expired snapshot is harmless.
     public func close() {
-        let ended = withTransaction("close()") { transaction -> (Bool, LMDBTransaction?) in
-            guard let open = transaction else { return (false, nil) }
+        // Reset, not aborted: the engine renews it for a later snapshot (IdleReaders).
+        let ended = withTransaction("close()") { transaction -> LMDBTransaction? in
+            guard let open = transaction else { return nil }
             transaction = nil
-            if recycles {
-                open.reset()
-                return (true, open)
-            }
-            open.abort()
-            return (true, nil)
+            open.reset()
+            return open
         }
-        if ended.0 { core.snapshotDidClose(id: id, recycled: ended.1) }
+        if let ended { core.snapshotDidClose(id: id, reader: ended, reserved: recycles) }
     }
 
     /// The error a read gets once the transaction is gone.

@@ -7,6 +7,34 @@ import Glibc
 #endif
 
 @Suite struct SnapshotTests {
+    /// A closed snapshot's transaction is reset and renewed by the next snapshot (IdleReaders):
+    /// the renewed one reads the latest commit, tables LMDB opened since included, never what
+    /// the old snapshot saw; and the store keeps no more than its capacity of them.
+    @Test func aSnapshotOnARenewedTransactionSeesTheLatestCommitAndNewTables() throws {
+        try withStore(busyOptions()) { store, _ in
+            try store.put("k", "old")
+            try store.flush()
+            let first = try store.snapshot()
+            #expect(text(try first.get("k")?.value) == "old")
+            first.close()
+            #expect(store.idleReaderCount == 1)
+            var batch = WriteBatch()
+            batch.put("new", forKey: "k")
+            batch.put("fresh", forKey: "t", in: "later")
+            try store.commit(batch)
+            try store.flush()  // in LMDB, the new table too, not only in the overlay
+            let renewed = try store.snapshot()
+            #expect(store.idleReaderCount == 0)
+            #expect(text(try renewed.get("k")?.value) == "new")
+            #expect(text(try renewed.get("t", in: "later")?.value) == "fresh")
+            #expect(try renewed.scan(in: "later").count == 1)
+            renewed.close()
+            let many = try (0..<10).map { _ in try store.snapshot() }
+            for snapshot in many { snapshot.close() }
+            #expect(store.idleReaderCount == 4)
+        }
+    }
+
     @Test func aSnapshotNeverSeesLaterCommitsWhileTheApplierRuns() throws {
         try withStore(busyOptions()) { store, _ in
             for index in 0..<100 { try store.put("k\(index)", "old") }
