@@ -104,7 +104,8 @@ extension ObjectContext {
     /// ```
     public func reset() {
         checkQueue()
-        for object in objectsInOrder { forget(object, reason: "its context '\(name)' was reset()") }
+        let reason = "its context '\(name)' was reset()"
+        for object in objectsInOrder { forget(object, reason: reason) }
         registry.removeAll()
         registrationOrder.removeAll()
         forgottenInOrder = 0
