@@ -202,6 +202,38 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// Calls `body` with the position, value and record version of each of `count` keys, in
+    /// order, as `withValue` would one by one (nil and 0 for an absent key), under one hold of
+    /// the transaction lock: a batch of point reads pays the lock, the re-entrance check and
+    /// the closure calls once, not per key. `key(i)` gives the table and key of position `i`.
+    /// The buffers are valid only inside `body`.
+    package func visitValues(
+        count: Int, key: (Int) -> (table: String, key: [UInt8]),
+        _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
+    ) throws {
+        guard count > 0 else { return }
+        try withTransaction("read") { (transaction) throws in
+            guard let transaction else { throw endedError }
+            for position in 0..<count {
+                let (table, key) = key(position)
+                try Store.validate(key: key, maxKeySize: core.maxKeySize)
+                switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
+                                              floor: floor, version: version, handles: &tableHandles) {
+                case .absent:
+                    try body(position, nil, 0)
+                case .overlay(let entry):
+                    guard let value = entry.value else {
+                        try body(position, nil, 0)
+                        continue
+                    }
+                    try value.withUnsafeBytes { try body(position, $0, entry.recordVersion) }
+                case let .stored(version, value, isTombstone):
+                    try body(position, isTombstone ? nil : value, isTombstone ? 0 : version)
+                }
+            }
+        }
+    }
+
     /// Runs the commit path's lookups of a whole batch under one hold of the transaction
     /// lock. Each `recordState` of the reader costs an overlay probe and an `mdb_get`: no
     /// per-key lock of the snapshot, no closure, and no second check of keys the batch

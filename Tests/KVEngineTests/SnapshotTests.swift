@@ -7,6 +7,34 @@ import Glibc
 #endif
 
 @Suite struct SnapshotTests {
+    /// A batch of point reads answers each key as `withValue` does: records in LMDB and in the
+    /// overlay, deleted and never-written keys, other tables, in the order asked.
+    @Test func aBatchOfPointReadsAnswersAsSingleReads() throws {
+        try withStore(busyOptions()) { store, _ in
+            for index in 0..<10 { try store.put("k\(index)", "v\(index)") }
+            try store.put("x", "other", in: "second")
+            try store.flush()
+            var batch = WriteBatch()
+            batch.put("new", forKey: "k2")
+            batch.delete("k3")
+            try store.commit(batch)  // possibly still in the overlay
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let keys: [(String, [UInt8])] = ["k2", "k3", "missing", "k7", "k0"].map { (WriteBatch.defaultTable, Array($0.utf8)) }
+                + [("second", Array("x".utf8)), ("absent-table", Array("k1".utf8))]
+            var batched: [(Int, [UInt8]?, UInt64)] = []
+            try snapshot.visitValues(count: keys.count, key: { keys[$0] }) { position, value, version in
+                batched.append((position, value.map { Array($0) }, version))
+            }
+            #expect(batched.map(\.0) == Array(keys.indices))
+            for (position, value, version) in batched {
+                let single = try snapshot.withValue(forKey: keys[position].1, in: keys[position].0) { ($0.map { Array($0) }, $1) }
+                #expect(value == single.0 && version == single.1, "key \(position)")
+            }
+            #expect(batched[0].1 == Array("new".utf8) && batched[1].1 == nil && batched[5].1 == Array("other".utf8))
+        }
+    }
+
     /// A closed snapshot's transaction is reset and renewed by the next snapshot (IdleReaders):
     /// the renewed one reads the latest commit, tables LMDB opened since included, never what
     /// the old snapshot saw; and the store keeps no more than its capacity of them.

@@ -155,6 +155,11 @@ struct IndexPlan {
     private static func plan(
         _ index: IndexLayout, _ constraints: [String: Constraint], _ conjunctCount: Int, _ request: FetchRequest
     ) -> (plan: IndexPlan, score: Int)? {
+        // An index whose first attribute the predicate does not hold to points or a range
+        // scores 0 below: say so before building its prefixes.
+        guard let leading = constraints[index.attributeNames[0]], leading.points != nil || leading.rangeConjuncts > 0 else {
+            return nil
+        }
         let cap = index.contentCap
         var prefixes: [[UInt8]] = [[]]
         var complete = true

@@ -113,11 +113,7 @@ final class EngineReadView: StorageReadView {
         forKeys keys: [StorageKey], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
     ) throws {
         do {
-            for index in keys.indices {
-                try snapshot.withValue(forKey: keys[index].key, in: keys[index].table) { value, version in
-                    try body(index, value, version)
-                }
-            }
+            try snapshot.visitValues(count: keys.count, key: { (keys[$0].table, keys[$0].key) }, body)
         } catch let error as KVError {
             throw StorageError(error, operation: "read")
         }
