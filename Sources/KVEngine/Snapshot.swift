@@ -376,6 +376,51 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// How many records of `table` within [`lower`, `upper`) `include` accepts, given each key:
+    /// the count of `forEach`'s visits (same bounds), without handing values out. Each stored
+    /// record is still checked as `forEach` checks it (its checksum; a tombstone is not counted).
+    /// When the overlay holds none of the range's keys for this snapshot, the count walks
+    /// LMDB's cursor alone, with no merge and no closure per record; otherwise it is
+    /// `forEach`'s.
+    ///
+    /// ```swift
+    /// let entries = try snapshot.count(in: "index", from: prefix, to: end) { _ in true }
+    /// ```
+    package func count(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: (UnsafeRawBufferPointer) -> Bool
+    ) throws(KVError) -> Int {
+        let lower = lower?.isEmpty == true ? nil : lower
+        if upper?.isEmpty == true { return 0 }
+        let overlayHoldsRange = floor < version
+            && core.overlay.withLock { !$0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version).isEmpty }
+        if overlayHoldsRange {
+            var total = 0
+            try typed {
+                try forEach(in: table, from: lower, to: upper) { key, _, _ in
+                    if include(key) { total += 1 }
+                    return true
+                }
+            }
+            return total
+        }
+        return try withTransaction("count") { (transaction) throws(KVError) -> Int in
+            guard let transaction else { throw endedError }
+            guard let handle = tableHandles.handle(of: table) else { return 0 }
+            let cursor = try transaction.openCursor(handle)
+            defer { cursor.close() }
+            var total = 0
+            var entry = try Self.position(cursor, lower: lower, upper: upper, reverse: false)
+            while let current = entry {
+                if try !RecordCodec.decode(key: current.key, stored: current.data, table: table).isTombstone, include(current.key) {
+                    total += 1
+                }
+                entry = try cursor.move(.next)
+                if let next = entry, let upper, Self.compare(next.key, upper) >= 0 { entry = nil }
+            }
+            return total
+        }
+    }
+
     /// About how many records a full scan of `table` visits, for sizing what a caller collects:
     /// LMDB's live records plus the overlay's keys of the table. Never less than the number
     /// visited; more when the overlay rewrites or deletes records LMDB holds.
@@ -417,7 +462,7 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
-    private static func position(_ cursor: LMDBCursor, lower: [UInt8]?, upper: [UInt8]?, reverse: Bool) throws
+    private static func position(_ cursor: LMDBCursor, lower: [UInt8]?, upper: [UInt8]?, reverse: Bool) throws(KVError)
         -> (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)?
     {
         let first: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)?

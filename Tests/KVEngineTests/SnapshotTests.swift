@@ -7,6 +7,45 @@ import Glibc
 #endif
 
 @Suite struct SnapshotTests {
+    /// A count of a range is the number of records `forEach` visits in it, whether they are in
+    /// LMDB (tombstones left out) or still in the overlay, and `include` sees each key.
+    @Test func aCountOfARangeIsWhatForEachVisits() throws {
+        try withStore(busyOptions()) { store, _ in
+            var batch = WriteBatch()
+            for index in 0..<50 { batch.put("v", forKey: "k\(index + 10)") }
+            try store.commit(batch)
+            var deletes = WriteBatch()
+            for index in stride(from: 0, to: 50, by: 7) { deletes.delete("k\(index + 10)") }
+            try store.commit(deletes)
+            try store.flush()  // tombstones in LMDB
+            func check(_ snapshot: Snapshot, _ situation: String) throws {
+                for (lower, upper) in [(nil, nil), ("k2", "k4"), ("k33", "k5"), ("k9", nil), ("z", nil)] as [(String?, String?)] {
+                    let from = lower.map { Array($0.utf8) }, to = upper.map { Array($0.utf8) }
+                    var visited = 0, odd = 0
+                    try snapshot.forEach(from: from, to: to) { key, _, _ in
+                        visited += 1
+                        if key.last! % 2 == 1 { odd += 1 }
+                        return true
+                    }
+                    #expect(try snapshot.count(in: WriteBatch.defaultTable, from: from, to: to) { _ in true } == visited,
+                            "\(situation) \(String(describing: lower))..<\(String(describing: upper))")
+                    #expect(try snapshot.count(in: WriteBatch.defaultTable, from: from, to: to) { $0.last! % 2 == 1 } == odd)
+                }
+            }
+            let applied = try store.snapshot()
+            try check(applied, "in LMDB")
+            applied.close()
+            var more = WriteBatch()
+            more.put("v", forKey: "k30")
+            more.delete("k31")
+            more.put("v", forKey: "k3")
+            try store.commit(more)  // possibly still in the overlay
+            let latest = try store.snapshot()
+            try check(latest, "with the overlay")
+            latest.close()
+        }
+    }
+
     /// A batch of point reads answers each key as `withValue` does: records in LMDB and in the
     /// overlay, deleted and never-written keys, other tables, in the order asked.
     @Test func aBatchOfPointReadsAnswersAsSingleReads() throws {

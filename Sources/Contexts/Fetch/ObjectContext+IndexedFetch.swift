@@ -145,15 +145,14 @@ extension ObjectContext {
         try withReadView { (view) throws(ContextError) in
             do {
                 for range in plan.ranges {
-                    try view.forEach(
-                        in: plan.index.tableName, from: range.lower.isEmpty ? nil : range.lower, to: range.upper, reverse: false
-                    ) { entry, _, _ in
-                        guard let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) else { return true }
+                    total += try view.countKeys(
+                        in: plan.index.tableName, from: range.lower.isEmpty ? nil : range.lower, to: range.upper
+                    ) { entry in
+                        guard let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) else { return false }
                         if inMemory.holdsObjects, let object = registry[ObjectID(entityName: layout.name, primaryKey: primaryKey)],
                            !object.isFaultStorage || object.deletedFlag || object.insertedFlag {
-                            return true  // counted below by its in-memory values, or left out
+                            return false  // counted below by its in-memory values, or left out
                         }
-                        total += 1
                         return true
                     }
                 }

@@ -130,6 +130,16 @@ final class EngineReadView: StorageReadView {
         }
     }
 
+    func countKeys(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: (UnsafeRawBufferPointer) -> Bool
+    ) throws -> Int {
+        do {
+            return try snapshot.count(in: table, from: lower, to: upper, where: include)
+        } catch {
+            throw StorageError(error, operation: "scan")
+        }
+    }
+
     func estimatedCount(in table: String) throws(StorageError) -> Int {
         do {
             return try snapshot.estimatedCount(in: table)
