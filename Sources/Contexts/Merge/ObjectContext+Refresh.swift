@@ -104,11 +104,7 @@ extension ObjectContext {
     /// ```
     public func reset() {
         checkQueue()
-        let reason = "its context '\(name)' was reset()"
-        for object in objectsInOrder { forget(object, reason: reason) }
-        registry.removeAll()
-        registrationOrder.removeAll()
-        forgottenInOrder = 0
+        forgetAll(reason: "its context '\(name)' was reset()")
         temporaryAliases.removeAll()
         temporaryIDOfPermanent.removeAll()
         lastSaveReportStorage = nil
