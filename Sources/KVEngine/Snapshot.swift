@@ -115,14 +115,17 @@ public final class Snapshot: @unchecked Sendable {
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
     /// Closing an expired snapshot is harmless.
     public func close() {
-        // Reset, not aborted: the engine renews it for a later snapshot (IdleReaders).
-        let ended = withTransaction("close()") { transaction -> LMDBTransaction? in
-            guard let open = transaction else { return nil }
+        // Reset, not aborted: the engine renews it for a later snapshot (IdleReaders). Handed
+        // over under this snapshot's lock (which reads hold before the overlay lock, so the
+        // order is the usual one): `Store.close` ends each registered snapshot through this lock
+        // before it closes LMDB, so a close racing with it can never abort (or keep) the
+        // transaction after the environment is gone.
+        withTransaction("close()") { transaction in
+            guard let open = transaction else { return }
             transaction = nil
             open.reset()
-            return open
+            core.snapshotDidClose(id: id, reader: open, reserved: recycles)
         }
-        if let ended { core.snapshotDidClose(id: id, reader: ended, reserved: recycles) }
     }
 
     /// The error a read gets once the transaction is gone.
