@@ -379,7 +379,8 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
-    /// How many records of `table` within [`lower`, `upper`) `include` accepts, given each key:
+    /// How many records of `table` within [`lower`, `upper`) `include` accepts (every one when
+    /// nil), given each key:
     /// the count of `forEach`'s visits (same bounds), without handing values out. Each stored
     /// record is still checked as `forEach` checks it (its checksum; a tombstone is not counted).
     /// When the overlay holds none of the range's keys for this snapshot, the count walks
@@ -390,7 +391,7 @@ public final class Snapshot: @unchecked Sendable {
     /// let entries = try snapshot.count(in: "index", from: prefix, to: end) { _ in true }
     /// ```
     package func count(
-        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: (UnsafeRawBufferPointer) -> Bool
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
     ) throws(KVError) -> Int {
         let lower = lower?.isEmpty == true ? nil : lower
         if upper?.isEmpty == true { return 0 }
@@ -400,7 +401,7 @@ public final class Snapshot: @unchecked Sendable {
             var total = 0
             try typed {
                 try forEach(in: table, from: lower, to: upper) { key, _, _ in
-                    if include(key) { total += 1 }
+                    if include?(key) ?? true { total += 1 }
                     return true
                 }
             }
@@ -414,10 +415,11 @@ public final class Snapshot: @unchecked Sendable {
             var total = 0
             var entry = try Self.position(cursor, lower: lower, upper: upper, reverse: false)
             while let current = entry {
-                if try !RecordCodec.decode(key: current.key, stored: current.data, table: table).isTombstone, include(current.key) {
+                if try !RecordCodec.decode(key: current.key, stored: current.data, table: table).isTombstone,
+                   include?(current.key) ?? true {
                     total += 1
                 }
-                entry = try cursor.move(.next)
+                entry = try cursor.next()
                 if let next = entry, let upper, Self.compare(next.key, upper) >= 0 { entry = nil }
             }
             return total

@@ -131,7 +131,7 @@ final class EngineReadView: StorageReadView {
     }
 
     func countKeys(
-        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: (UnsafeRawBufferPointer) -> Bool
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
     ) throws -> Int {
         do {
             return try snapshot.count(in: table, from: lower, to: upper, where: include)

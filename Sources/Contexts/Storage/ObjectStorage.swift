@@ -59,10 +59,10 @@ package protocol StorageReadView: AnyObject, Sendable {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool
     ) throws
 
-    /// How many records of `table` within [`lower`, `upper`) `include` accepts, given each
-    /// key: what counting `forEach`'s visits gives, without handing values out.
+    /// How many records of `table` within [`lower`, `upper`) `include` accepts (every one when
+    /// nil), given each key: what counting `forEach`'s visits gives, without handing values out.
     func countKeys(
-        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: (UnsafeRawBufferPointer) -> Bool
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
     ) throws -> Int
 
     /// About how many records `table` holds (exact or close; for sizing buffers).
@@ -75,11 +75,11 @@ package protocol StorageReadView: AnyObject, Sendable {
 extension StorageReadView {
     /// The count through `forEach`, for views with no cheaper way.
     package func countKeys(
-        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: (UnsafeRawBufferPointer) -> Bool
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
     ) throws -> Int {
         var total = 0
         try forEach(in: table, from: lower, to: upper, reverse: false) { key, _, _ in
-            if include(key) { total += 1 }
+            if include?(key) ?? true { total += 1 }
             return true
         }
         return total
