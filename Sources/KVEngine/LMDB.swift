@@ -319,6 +319,17 @@ struct LMDBCursor {
                 UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
     }
 
+    /// `move(.next)` without choosing the move: the step of a count's walk, once per entry.
+    @inline(__always)
+    func next() throws(KVError) -> (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? {
+        var key = MDB_val(), data = MDB_val()
+        let code = mdb_cursor_get(handle, &key, &data, MDB_NEXT)
+        if code == MDB_NOTFOUND { return nil }
+        try check(code, "mdb_cursor_get")
+        return (UnsafeRawBufferPointer(start: key.mv_data, count: key.mv_size),
+                UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
+    }
+
     /// The stored bytes of exactly `key`, or nil; the cursor is left there.
     ///
     /// For keys looked up in ascending order this is cheaper than `mdb_get`, which descends

@@ -135,6 +135,8 @@ package struct OverlayState {
     /// A reset read transaction kept for the commit leader's views, so commits never need a
     /// reader slot that open snapshots may all hold. nil while a view has it.
     var reservedReader: LMDBTransaction?
+    /// Reset read transactions of closed snapshots, renewed by the next ones.
+    var idleReaders = IdleReaders()
     var nextSnapshotID = 0
     /// Set when applied entries were kept for a live snapshot; a full sweep drops them later.
     var keptForSnapshots = false

@@ -115,17 +115,17 @@ public final class Snapshot: @unchecked Sendable {
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
     /// Closing an expired snapshot is harmless.
     public func close() {
-        let ended = withTransaction("close()") { transaction -> (Bool, LMDBTransaction?) in
-            guard let open = transaction else { return (false, nil) }
+        // Reset, not aborted: the engine renews it for a later snapshot (IdleReaders). Handed
+        // over under this snapshot's lock (which reads hold before the overlay lock, so the
+        // order is the usual one): `Store.close` ends each registered snapshot through this lock
+        // before it closes LMDB, so a close racing with it can never abort (or keep) the
+        // transaction after the environment is gone.
+        withTransaction("close()") { transaction in
+            guard let open = transaction else { return }
             transaction = nil
-            if recycles {
-                open.reset()
-                return (true, open)
-            }
-            open.abort()
-            return (true, nil)
+            open.reset()
+            core.snapshotDidClose(id: id, reader: open, reserved: recycles)
         }
-        if ended.0 { core.snapshotDidClose(id: id, recycled: ended.1) }
     }
 
     /// The error a read gets once the transaction is gone.
@@ -201,6 +201,38 @@ public final class Snapshot: @unchecked Sendable {
                 try value.withUnsafeBytes { try body($0, entry.recordVersion, false) }
             case let .stored(version, value, isTombstone):
                 try body(isTombstone ? nil : value, version, isTombstone)
+            }
+        }
+    }
+
+    /// Calls `body` with the position, value and record version of each of `count` keys, in
+    /// order, as `withValue` would one by one (nil and 0 for an absent key), under one hold of
+    /// the transaction lock: a batch of point reads pays the lock, the re-entrance check and
+    /// the closure calls once, not per key. `key(i)` gives the table and key of position `i`.
+    /// The buffers are valid only inside `body`.
+    package func visitValues(
+        count: Int, key: (Int) -> (table: String, key: [UInt8]),
+        _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
+    ) throws {
+        guard count > 0 else { return }
+        try withTransaction("read") { (transaction) throws in
+            guard let transaction else { throw endedError }
+            for position in 0..<count {
+                let (table, key) = key(position)
+                try Store.validate(key: key, maxKeySize: core.maxKeySize)
+                switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
+                                              floor: floor, version: version, handles: &tableHandles) {
+                case .absent:
+                    try body(position, nil, 0)
+                case .overlay(let entry):
+                    guard let value = entry.value else {
+                        try body(position, nil, 0)
+                        continue
+                    }
+                    try value.withUnsafeBytes { try body(position, $0, entry.recordVersion) }
+                case let .stored(version, value, isTombstone):
+                    try body(position, isTombstone ? nil : value, isTombstone ? 0 : version)
+                }
             }
         }
     }
@@ -347,6 +379,53 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
+    /// How many records of `table` within [`lower`, `upper`) `include` accepts (every one when
+    /// nil), given each key:
+    /// the count of `forEach`'s visits (same bounds), without handing values out. Each stored
+    /// record is still checked as `forEach` checks it (its checksum; a tombstone is not counted).
+    /// When the overlay holds none of the range's keys for this snapshot, the count walks
+    /// LMDB's cursor alone, with no merge and no closure per record; otherwise it is
+    /// `forEach`'s.
+    ///
+    /// ```swift
+    /// let entries = try snapshot.count(in: "index", from: prefix, to: end) { _ in true }
+    /// ```
+    package func count(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
+    ) throws(KVError) -> Int {
+        let lower = lower?.isEmpty == true ? nil : lower
+        if upper?.isEmpty == true { return 0 }
+        let overlayHoldsRange = floor < version
+            && core.overlay.withLock { !$0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version).isEmpty }
+        if overlayHoldsRange {
+            var total = 0
+            try typed {
+                try forEach(in: table, from: lower, to: upper) { key, _, _ in
+                    if include?(key) ?? true { total += 1 }
+                    return true
+                }
+            }
+            return total
+        }
+        return try withTransaction("count") { (transaction) throws(KVError) -> Int in
+            guard let transaction else { throw endedError }
+            guard let handle = tableHandles.handle(of: table) else { return 0 }
+            let cursor = try transaction.openCursor(handle)
+            defer { cursor.close() }
+            var total = 0
+            var entry = try Self.position(cursor, lower: lower, upper: upper, reverse: false)
+            while let current = entry {
+                if try !RecordCodec.decode(key: current.key, stored: current.data, table: table).isTombstone,
+                   include?(current.key) ?? true {
+                    total += 1
+                }
+                entry = try cursor.next()
+                if let next = entry, let upper, Self.compare(next.key, upper) >= 0 { entry = nil }
+            }
+            return total
+        }
+    }
+
     /// About how many records a full scan of `table` visits, for sizing what a caller collects:
     /// LMDB's live records plus the overlay's keys of the table. Never less than the number
     /// visited; more when the overlay rewrites or deletes records LMDB holds.
@@ -388,7 +467,7 @@ public final class Snapshot: @unchecked Sendable {
         }
     }
 
-    private static func position(_ cursor: LMDBCursor, lower: [UInt8]?, upper: [UInt8]?, reverse: Bool) throws
+    private static func position(_ cursor: LMDBCursor, lower: [UInt8]?, upper: [UInt8]?, reverse: Bool) throws(KVError)
         -> (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)?
     {
         let first: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)?

@@ -183,6 +183,9 @@ public final class Store: Sendable {
         try core.makeSnapshot()
     }
 
+    /// How many reset read transactions the store keeps for its next snapshots (`IdleReaders`).
+    package var idleReaderCount: Int { core.overlay.withLock { $0.idleReaders.count } }
+
     /// Waits until every commit acknowledged so far is applied to LMDB.
     public func flush() throws(KVError) {
         try core.flush()

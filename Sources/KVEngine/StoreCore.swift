@@ -365,6 +365,15 @@ package final class StoreCore: @unchecked Sendable {
                 state.reservedReader = nil
                 transaction = kept
                 recycles = true
+            } else if let idle = state.idleReaders.take() {
+                do throws(KVError) {
+                    try idle.renew()
+                    transaction = idle
+                } catch {
+                    idle.abort()
+                    transaction = try beginReadTransaction()
+                }
+                recycles = false
             } else {
                 transaction = try beginReadTransaction()
                 recycles = false
@@ -389,14 +398,21 @@ package final class StoreCore: @unchecked Sendable {
         }
     }
 
-    /// `recycled`: the reserved reader, reset, to keep for the next commit group.
-    func snapshotDidClose(id: Int, recycled: LMDBTransaction? = nil) {
+    /// `reader`: the snapshot's transaction, reset: the reserved reader (`reserved`), kept for
+    /// the next commit group, or one kept for later snapshots (`IdleReaders`).
+    func snapshotDidClose(id: Int, reader: LMDBTransaction? = nil, reserved: Bool = false) {
         // Wake waiters only when one can be waiting for this: the applier waits for open
         // snapshots to end before it grows the map, and a sweep may free overlay space.
         // Waking the applier after every commit's view snapshot cost a context switch each.
         let wake = overlay.withLock { state -> Bool in
-            if let recycled {
-                if state.closing { recycled.abort() } else { state.reservedReader = recycled }
+            if let reader {
+                if state.closing {
+                    reader.abort()
+                } else if reserved {
+                    state.reservedReader = reader
+                } else {
+                    state.idleReaders.keep(reader)
+                }
             }
             guard let closed = state.liveSnapshots.removeValue(forKey: id) else { return false }
             var freed = false
@@ -465,6 +481,7 @@ package final class StoreCore: @unchecked Sendable {
             state.closing = true
             state.reservedReader?.abort()
             state.reservedReader = nil
+            state.idleReaders.abortAll()
             defer { state.liveSnapshots.removeAll() }
             return state.liveSnapshots.values.compactMap { $0.snapshot }
         }

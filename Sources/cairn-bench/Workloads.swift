@@ -81,14 +81,14 @@ enum WorkloadCatalog {
                 try runWorkload(name: "fetch-indexed", unit: "fetches/s", rounds: sizes.shortRounds,
                                 contenders: IndexWorkloads.fetchIndexed(try stores.cairn(large, log: log), try stores.sqlite(large, log: log),
                                                                         count: large, lookups: sizes.indexedLookups),
-                                notes: ["\(sizes.indexedLookups) fetches of one person by name (index name) of \(large), each in a new context; \(sqliteNote)"],
+                                notes: ["\(sizes.indexedLookups) fetches of one person by name (index name) of \(large), one context reset after each; \(sqliteNote)"],
                                 log: log)
             },
             Workload(name: "fetch-sorted-limit") { log in
                 try runWorkload(name: "fetch-sorted-limit", unit: "fetches/s", rounds: sizes.shortRounds,
                                 contenders: IndexWorkloads.fetchSortedLimit(try stores.cairn(large, log: log), try stores.sqlite(large, log: log),
                                                                             count: large, queries: sizes.indexedQueries),
-                                notes: ["\(sizes.indexedQueries) fetches of the first 20 of \(large) people sorted by name (index name), each in a new context; \(sqliteNote)"],
+                                notes: ["\(sizes.indexedQueries) fetches of the first 20 of \(large) people sorted by name (index name), one context reset after each; \(sqliteNote)"],
                                 log: log)
             },
             Workload(name: "count-indexed") { log in

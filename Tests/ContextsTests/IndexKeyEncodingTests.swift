@@ -33,6 +33,26 @@ import Testing
         }
     }
 
+    /// What a save relies on to leave an index alone when none of its attributes changed
+    /// (SaveEntry+Indexes.swift): values that compare equal (`==`) have the same key.
+    @Test func valuesThatCompareEqualHaveTheSameKey() {
+        let quietNaN = Double.nan, otherNaN = Double(nan: 0x1234, signaling: false)
+        let pairs: [(AttributeValue, AttributeValue)] = [
+            (.double(-0.0), .double(0.0)),
+            (.double(quietNaN), .double(otherNaN)),
+            (.date(Date(timeIntervalSinceReferenceDate: -0.0)), .date(Date(timeIntervalSinceReferenceDate: 0.0))),
+            (.date(Date(timeIntervalSinceReferenceDate: quietNaN)), .date(Date(timeIntervalSinceReferenceDate: otherNaN))),
+            (.string("\u{E9}t\u{E9}"), .string("e\u{301}te\u{301}")),
+            (.string(String(repeating: "\u{E9}", count: 400)), .string(String(repeating: "e\u{301}", count: 400))),
+            (.bytes([0, 1, 0]), .bytes([0, 1, 0])),
+            (.null, .null),
+        ]
+        for (left, right) in pairs {
+            #expect(left == right)
+            #expect(IndexKeyEncoding.encoded(left) == IndexKeyEncoding.encoded(right), "\(left) vs \(right)")
+        }
+    }
+
     @Test func equalValuesEncodeEquallyAndPrefixesSortFirst() {
         #expect(IndexKeyEncoding.encoded(.double(-0.0)) == IndexKeyEncoding.encoded(.double(0.0)))
         #expect(IndexKeyEncoding.encoded(.string("\u{E9}")) == IndexKeyEncoding.encoded(.string("e\u{301}")))

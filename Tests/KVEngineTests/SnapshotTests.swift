@@ -7,6 +7,101 @@ import Glibc
 #endif
 
 @Suite struct SnapshotTests {
+    /// A count of a range is the number of records `forEach` visits in it, whether they are in
+    /// LMDB (tombstones left out) or still in the overlay, and `include` sees each key.
+    @Test func aCountOfARangeIsWhatForEachVisits() throws {
+        try withStore(busyOptions()) { store, _ in
+            var batch = WriteBatch()
+            for index in 0..<50 { batch.put("v", forKey: "k\(index + 10)") }
+            try store.commit(batch)
+            var deletes = WriteBatch()
+            for index in stride(from: 0, to: 50, by: 7) { deletes.delete("k\(index + 10)") }
+            try store.commit(deletes)
+            try store.flush()  // tombstones in LMDB
+            func check(_ snapshot: Snapshot, _ situation: String) throws {
+                for (lower, upper) in [(nil, nil), ("k2", "k4"), ("k33", "k5"), ("k9", nil), ("z", nil)] as [(String?, String?)] {
+                    let from = lower.map { Array($0.utf8) }, to = upper.map { Array($0.utf8) }
+                    var visited = 0, odd = 0
+                    try snapshot.forEach(from: from, to: to) { key, _, _ in
+                        visited += 1
+                        if key.last! % 2 == 1 { odd += 1 }
+                        return true
+                    }
+                    #expect(try snapshot.count(in: WriteBatch.defaultTable, from: from, to: to) { _ in true } == visited,
+                            "\(situation) \(String(describing: lower))..<\(String(describing: upper))")
+                    #expect(try snapshot.count(in: WriteBatch.defaultTable, from: from, to: to) { $0.last! % 2 == 1 } == odd)
+                }
+            }
+            let applied = try store.snapshot()
+            try check(applied, "in LMDB")
+            applied.close()
+            var more = WriteBatch()
+            more.put("v", forKey: "k30")
+            more.delete("k31")
+            more.put("v", forKey: "k3")
+            try store.commit(more)  // possibly still in the overlay
+            let latest = try store.snapshot()
+            try check(latest, "with the overlay")
+            latest.close()
+        }
+    }
+
+    /// A batch of point reads answers each key as `withValue` does: records in LMDB and in the
+    /// overlay, deleted and never-written keys, other tables, in the order asked.
+    @Test func aBatchOfPointReadsAnswersAsSingleReads() throws {
+        try withStore(busyOptions()) { store, _ in
+            for index in 0..<10 { try store.put("k\(index)", "v\(index)") }
+            try store.put("x", "other", in: "second")
+            try store.flush()
+            var batch = WriteBatch()
+            batch.put("new", forKey: "k2")
+            batch.delete("k3")
+            try store.commit(batch)  // possibly still in the overlay
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let keys: [(String, [UInt8])] = ["k2", "k3", "missing", "k7", "k0"].map { (WriteBatch.defaultTable, Array($0.utf8)) }
+                + [("second", Array("x".utf8)), ("absent-table", Array("k1".utf8))]
+            var batched: [(Int, [UInt8]?, UInt64)] = []
+            try snapshot.visitValues(count: keys.count, key: { keys[$0] }) { position, value, version in
+                batched.append((position, value.map { Array($0) }, version))
+            }
+            #expect(batched.map(\.0) == Array(keys.indices))
+            for (position, value, version) in batched {
+                let single = try snapshot.withValue(forKey: keys[position].1, in: keys[position].0) { ($0.map { Array($0) }, $1) }
+                #expect(value == single.0 && version == single.1, "key \(position)")
+            }
+            #expect(batched[0].1 == Array("new".utf8) && batched[1].1 == nil && batched[5].1 == Array("other".utf8))
+        }
+    }
+
+    /// A closed snapshot's transaction is reset and renewed by the next snapshot (IdleReaders):
+    /// the renewed one reads the latest commit, tables LMDB opened since included, never what
+    /// the old snapshot saw; and the store keeps no more than its capacity of them.
+    @Test func aSnapshotOnARenewedTransactionSeesTheLatestCommitAndNewTables() throws {
+        try withStore(busyOptions()) { store, _ in
+            try store.put("k", "old")
+            try store.flush()
+            let first = try store.snapshot()
+            #expect(text(try first.get("k")?.value) == "old")
+            first.close()
+            #expect(store.idleReaderCount == 1)
+            var batch = WriteBatch()
+            batch.put("new", forKey: "k")
+            batch.put("fresh", forKey: "t", in: "later")
+            try store.commit(batch)
+            try store.flush()  // in LMDB, the new table too, not only in the overlay
+            let renewed = try store.snapshot()
+            #expect(store.idleReaderCount == 0)
+            #expect(text(try renewed.get("k")?.value) == "new")
+            #expect(text(try renewed.get("t", in: "later")?.value) == "fresh")
+            #expect(try renewed.scan(in: "later").count == 1)
+            renewed.close()
+            let many = try (0..<10).map { _ in try store.snapshot() }
+            for snapshot in many { snapshot.close() }
+            #expect(store.idleReaderCount == 4)
+        }
+    }
+
     @Test func aSnapshotNeverSeesLaterCommitsWhileTheApplierRuns() throws {
         try withStore(busyOptions()) { store, _ in
             for index in 0..<100 { try store.put("k\(index)", "old") }

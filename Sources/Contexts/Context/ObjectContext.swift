@@ -251,6 +251,23 @@ public final class ObjectContext: @unchecked Sendable {
     func forget(_ object: StoredObject, reason: String) {
         registry[object.storedID] = nil
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
+        detach(object, reason: reason)
+    }
+
+    /// Drops every registered object, as `forget` does each (`reset()`), emptying the tables
+    /// at once: objects a fetch left unindexed are not indexed first only to be removed.
+    func forgetAll(reason: String) {
+        for object in registrationOrder {
+            if case .registered = object.lifecycle { detach(object, reason: reason) }
+        }
+        unindexedObjects = []
+        indexedRegistry.removeAll()
+        registrationOrder.removeAll()
+        forgottenInOrder = 0
+    }
+
+    /// The object's side of forgetting it.
+    private func detach(_ object: StoredObject, reason: String) {
         object.lifecycle = .forgotten(reason)
         object.link = nil
         object.insertedFlag = false

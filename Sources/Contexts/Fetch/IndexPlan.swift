@@ -55,7 +55,9 @@ struct IndexPlan {
         guard !indexes.isEmpty else { return nil }
         var conjuncts: [FetchPredicate] = []
         if let predicate = request.predicate { flatten(predicate, into: &conjuncts) }
-        var constraints: [String: Constraint] = [:]
+        // By attribute position: a plan looks attributes up by the index's positions, with no
+        // hashing of names.
+        var constraints = Constraints()
         for conjunct in conjuncts { add(conjunct, entity, to: &constraints) }
 
         var best: (plan: IndexPlan, score: Int)? = nil
@@ -83,6 +85,23 @@ struct IndexPlan {
         var rangeConjuncts = 0
     }
 
+    /// The constraints by attribute position: a predicate constrains few attributes, so a
+    /// short list searched in order, not a table sized for every attribute.
+    private struct Constraints {
+        private var held: [(position: Int, constraint: Constraint)] = []
+
+        subscript(position: Int) -> Constraint? {
+            get { held.first { $0.position == position }?.constraint }
+            set {
+                if let index = held.firstIndex(where: { $0.position == position }) {
+                    if let newValue { held[index].constraint = newValue } else { held.remove(at: index) }
+                } else if let newValue {
+                    held.append((position, newValue))
+                }
+            }
+        }
+    }
+
     private static func flatten(_ predicate: FetchPredicate, into conjuncts: inout [FetchPredicate]) {
         if case .and(let parts) = predicate {
             for part in parts { flatten(part, into: &conjuncts) }
@@ -102,11 +121,12 @@ struct IndexPlan {
         }
     }
 
-    private static func add(_ conjunct: FetchPredicate, _ entity: EntityDescription, to constraints: inout [String: Constraint]) {
+    private static func add(_ conjunct: FetchPredicate, _ entity: EntityDescription, to constraints: inout Constraints) {
         switch conjunct {
         case let .compare(attribute, comparison, constant):
-            guard let type = entity.attribute(named: attribute)?.type else { return }
-            var constraint = constraints[attribute] ?? Constraint()
+            guard let position = entity.layout.index(of: attribute) else { return }
+            let type = entity.layout.attributes[position].type
+            var constraint = constraints[position] ?? Constraint()
             switch comparison {
             case .equal:
                 guard indexable(constant, type, allowNull: true), constraint.points == nil else { return }
@@ -125,15 +145,16 @@ struct IndexPlan {
             case .notEqual:
                 return
             }
-            constraints[attribute] = constraint
+            constraints[position] = constraint
         case let .isIn(attribute, constants):
-            guard let type = entity.attribute(named: attribute)?.type,
-                  constants.allSatisfy({ indexable($0, type, allowNull: true) }) else { return }
-            var constraint = constraints[attribute] ?? Constraint()
+            guard let position = entity.layout.index(of: attribute) else { return }
+            let type = entity.layout.attributes[position].type
+            guard constants.allSatisfy({ indexable($0, type, allowNull: true) }) else { return }
+            var constraint = constraints[position] ?? Constraint()
             guard constraint.points == nil else { return }
             constraint.points = constants
             constraint.pointConjuncts += 1
-            constraints[attribute] = constraint
+            constraints[position] = constraint
         default:
             return
         }
@@ -153,8 +174,18 @@ struct IndexPlan {
     private static let maxRanges = 1024
 
     private static func plan(
-        _ index: IndexLayout, _ constraints: [String: Constraint], _ conjunctCount: Int, _ request: FetchRequest
+        _ index: IndexLayout, _ constraints: Constraints, _ conjunctCount: Int, _ request: FetchRequest
     ) -> (plan: IndexPlan, score: Int)? {
+        /// What the predicate says of the index's attribute at `position`.
+        func heldConstraint(_ position: Int) -> Constraint? {
+            let attribute = index.positions[position]
+            return attribute >= 0 ? constraints[attribute] : nil
+        }
+        // An index whose first attribute the predicate does not hold to points or a range
+        // scores 0 below: say so before building its prefixes.
+        guard let leading = heldConstraint(0), leading.points != nil || leading.rangeConjuncts > 0 else {
+            return nil
+        }
         let cap = index.contentCap
         var prefixes: [[UInt8]] = [[]]
         var complete = true
@@ -162,8 +193,7 @@ struct IndexPlan {
         var conditions: [Condition] = []
         var position = 0
         // Leading attributes held to points: every combination is one prefix.
-        while position < index.attributeNames.count, let points = constraints[index.attributeNames[position]]?.points {
-            let constraint = constraints[index.attributeNames[position]]!
+        while position < index.attributeNames.count, let held = heldConstraint(position), let points = held.points {
             var encoded: [[UInt8]] = []
             for point in points {
                 var bytes: [UInt8] = []
@@ -173,14 +203,14 @@ struct IndexPlan {
             if encoded.count > 1 { encoded = Array(Set(encoded)).sorted { $0.lexicographicallyPrecedes($1) } }
             guard prefixes.count * max(encoded.count, 1) <= maxRanges else { break }
             prefixes = prefixes.flatMap { prefix in encoded.map { prefix + $0 } }
-            consumed += constraint.pointConjuncts
+            consumed += held.pointConjuncts
             let name = index.attributeNames[position]
             conditions.append(.points(name, points))
             position += 1
         }
         var ranges: [KeyRange] = []
         var score = 2 * position
-        if position < index.attributeNames.count, let constraint = constraints[index.attributeNames[position]],
+        if position < index.attributeNames.count, let constraint = heldConstraint(position),
            constraint.points == nil, constraint.rangeConjuncts > 0 {
             let name = index.attributeNames[position]
             let tag = IndexKeyEncoding.tag(of: index.types[position])

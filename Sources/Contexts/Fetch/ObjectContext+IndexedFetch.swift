@@ -122,11 +122,22 @@ extension ObjectContext {
                 throw ContextError(readFailure: error)
             }
         }
-        found.sort { $0.primaryKey < $1.primaryKey }
+        // Base order is primary-key order: each candidate's rank by primary key. A walk in sort
+        // order stays in walk order, though: `matches` sorts by the sort descriptors, base order
+        // breaking ties, so the order of this array never changes the result, and its sort then
+        // finds the walk's entries sorted already instead of shuffled by primary key. (Sorting
+        // positions, not candidates, also keeps the candidates where they are.)
+        var byPrimaryKey = Array(found.indices)
+        byPrimaryKey.sort { found[$0].primaryKey < found[$1].primaryKey }
+        var rankOf = [Int](repeating: 0, count: found.count)
+        for (rank, position) in byPrimaryKey.enumerated() { rankOf[position] = rank }
+        let keepsWalkOrder = plan.order != nil && !request.sortDescriptors.isEmpty
         var candidates: [Candidate] = []
         candidates.reserveCapacity(found.count + inMemory.inserted.count)
-        for (_, candidate) in found {
-            candidates.append(Candidate(source: candidate.source, values: candidate.values, baseOrder: candidates.count))
+        for index in found.indices {
+            let position = keepsWalkOrder ? index : byPrimaryKey[index]
+            let candidate = found[position].candidate
+            candidates.append(Candidate(source: candidate.source, values: candidate.values, baseOrder: rankOf[position]))
         }
         for object in inMemory.inserted {
             candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: candidates.count))
@@ -144,18 +155,19 @@ extension ObjectContext {
         var total = inMemory.inserted.count
         try withReadView { (view) throws(ContextError) in
             do {
-                for range in plan.ranges {
-                    try view.forEach(
-                        in: plan.index.tableName, from: range.lower.isEmpty ? nil : range.lower, to: range.upper, reverse: false
-                    ) { entry, _, _ in
-                        guard let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) else { return true }
-                        if inMemory.holdsObjects, let object = registry[ObjectID(entityName: layout.name, primaryKey: primaryKey)],
-                           !object.isFaultStorage || object.deletedFlag || object.insertedFlag {
-                            return true  // counted below by its in-memory values, or left out
-                        }
-                        total += 1
-                        return true
+                // A context holding no object counts every entry, with no test per entry.
+                let answeredElsewhere: ((UnsafeRawBufferPointer) -> Bool)? = inMemory.holdsObjects ? { entry in
+                    guard let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) else { return false }
+                    if let object = self.registry[ObjectID(entityName: layout.name, primaryKey: primaryKey)],
+                       !object.isFaultStorage || object.deletedFlag || object.insertedFlag {
+                        return false  // counted below by its in-memory values, or left out
                     }
+                    return true
+                } : nil
+                for range in plan.ranges {
+                    total += try view.countKeys(
+                        in: plan.index.tableName, from: range.lower.isEmpty ? nil : range.lower, to: range.upper,
+                        where: answeredElsewhere)
                 }
                 try existing(inMemory.held, in: view) { _ in total += 1 }
             } catch {

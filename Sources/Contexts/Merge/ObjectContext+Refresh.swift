@@ -104,10 +104,7 @@ extension ObjectContext {
     /// ```
     public func reset() {
         checkQueue()
-        for object in objectsInOrder { forget(object, reason: "its context '\(name)' was reset()") }
-        registry.removeAll()
-        registrationOrder.removeAll()
-        forgottenInOrder = 0
+        forgetAll(reason: "its context '\(name)' was reset()")
         temporaryAliases.removeAll()
         temporaryIDOfPermanent.removeAll()
         lastSaveReportStorage = nil

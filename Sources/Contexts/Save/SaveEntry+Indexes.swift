@@ -24,6 +24,10 @@ extension SaveEntry {
             return
         }
         for index in indexes {
+            // Values that compare equal encode to the same key (the encoding is a function of
+            // the value, and equal values encode alike: NFC strings, 0.0 and -0.0, NaNs), so an
+            // index none of whose attributes changed keeps its entry, without making either key.
+            if let old, let new, index.positions.allSatisfy({ old[$0] == new[$0] }) { continue }
             let oldKey = old.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
             let newKey = new.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
             if oldKey == newKey { continue }

@@ -113,11 +113,7 @@ final class EngineReadView: StorageReadView {
         forKeys keys: [StorageKey], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
     ) throws {
         do {
-            for index in keys.indices {
-                try snapshot.withValue(forKey: keys[index].key, in: keys[index].table) { value, version in
-                    try body(index, value, version)
-                }
-            }
+            try snapshot.visitValues(count: keys.count, key: { (keys[$0].table, keys[$0].key) }, body)
         } catch let error as KVError {
             throw StorageError(error, operation: "read")
         }
@@ -130,6 +126,16 @@ final class EngineReadView: StorageReadView {
         do {
             try snapshot.forEach(in: table, from: lower, to: upper, reverse: reverse, body)
         } catch let error as KVError {
+            throw StorageError(error, operation: "scan")
+        }
+    }
+
+    func countKeys(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
+    ) throws -> Int {
+        do {
+            return try snapshot.count(in: table, from: lower, to: upper, where: include)
+        } catch {
             throw StorageError(error, operation: "scan")
         }
     }

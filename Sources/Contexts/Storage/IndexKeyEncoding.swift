@@ -62,11 +62,13 @@ package enum IndexKeyEncoding {
             return true
         case .string(let text):
             key.append(stringTag)
-            var text = normalized(text)
+            var text = text
+            // ASCII is its own NFC form: tested on the contiguous bytes, not through the view.
+            if !text.withUTF8({ $0.allSatisfy { $0 < 0x80 } }) { text = normalized(text) }
             return text.withUTF8 { appendEscaped($0, to: &key, cap: cap) }
         case .bytes(let bytes):
             key.append(bytesTag)
-            return appendEscaped(bytes, to: &key, cap: cap)
+            return bytes.withUnsafeBufferPointer { appendEscaped($0, to: &key, cap: cap) }
         }
     }
 
@@ -113,11 +115,20 @@ package enum IndexKeyEncoding {
     /// NFC (``AttributeOrder/nfc(_:)``): string order is its byte order, equality its bytes'.
     static func normalized(_ text: String) -> String { AttributeOrder.nfc(text) }
 
-    private static func appendEscaped(_ bytes: some Collection<UInt8>, to key: inout [UInt8], cap: Int) -> Bool {
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to key: inout [UInt8], cap: Int) -> Bool {
         let complete = bytes.count <= cap
-        for byte in bytes.prefix(cap) {
-            key.append(byte)
-            if byte == 0 { key.append(0xFF) }
+        let content = UnsafeBufferPointer(rebasing: bytes.prefix(cap))
+        // Room for the content and its mark at once, not by doubling from an empty key (a
+        // planner's bounds start empty); a content zero that needs escaping may still grow it.
+        let needed = key.count + content.count + 2
+        if key.capacity < needed { key.reserveCapacity(max(needed, 2 * key.capacity)) }
+        if content.contains(0) {
+            for byte in content {
+                key.append(byte)
+                if byte == 0 { key.append(0xFF) }
+            }
+        } else {
+            key.append(contentsOf: content)  // nothing to escape: one copy
         }
         key.append(contentsOf: complete ? endMark : truncatedMark)
         return complete

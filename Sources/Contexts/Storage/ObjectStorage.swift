@@ -59,6 +59,12 @@ package protocol StorageReadView: AnyObject, Sendable {
         _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool
     ) throws
 
+    /// How many records of `table` within [`lower`, `upper`) `include` accepts (every one when
+    /// nil), given each key: what counting `forEach`'s visits gives, without handing values out.
+    func countKeys(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
+    ) throws -> Int
+
     /// About how many records `table` holds (exact or close; for sizing buffers).
     func estimatedCount(in table: String) throws(StorageError) -> Int
 
@@ -67,6 +73,18 @@ package protocol StorageReadView: AnyObject, Sendable {
 }
 
 extension StorageReadView {
+    /// The count through `forEach`, for views with no cheaper way.
+    package func countKeys(
+        in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
+    ) throws -> Int {
+        var total = 0
+        try forEach(in: table, from: lower, to: upper, reverse: false) { key, _, _ in
+            if include?(key) ?? true { total += 1 }
+            return true
+        }
+        return total
+    }
+
     /// The value (copied) and record version of `key`, or nil when absent.
     func get(_ key: [UInt8], in table: String) throws -> (value: [UInt8], version: UInt64)? {
         var found: (value: [UInt8], version: UInt64)? = nil
