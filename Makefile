@@ -67,10 +67,10 @@ fuzz: deps
 # come with "0 failures" printed).
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path $(TSAN_SCRATCH)
-	$(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_SCRATCH)
+	CAIRN_SANITIZER=thread $(SWIFT) test --skip-build --sanitize=thread --scratch-path $(TSAN_SCRATCH)
 
 # The whole test suite under AddressSanitizer. Its leak checker reports false leaks on Linux
 # even for empty tests, so it is off.
 asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path $(ASAN_SCRATCH)
-	ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_SCRATCH)
+	CAIRN_SANITIZER=address ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path $(ASAN_SCRATCH)
