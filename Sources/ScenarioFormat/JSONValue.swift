@@ -108,6 +108,14 @@ public indirect enum JSONValue: Equatable, Sendable {
         out += close
     }
 
+    /// `text` as a JSON string: quotes, backslashes and control characters escaped, the rest
+    /// kept as UTF-8.
+    package static func quoted(_ text: String) -> String {
+        var out = ""
+        appendQuoted(text, to: &out)
+        return out
+    }
+
     private static func appendQuoted(_ text: String, to out: inout String) {
         out += "\""
         for scalar in text.unicodeScalars {

@@ -6,6 +6,24 @@ import Policies
 
 /// Workloads through the context layer, against SQLite doing the same rows by hand.
 enum ContextWorkloads {
+    /// The timed part of a context-save round: fetch all `count` objects of `entity` in a new
+    /// context, add 1 to each one's int `attribute`, and save.
+    static func bumpAndSave(_ objects: ObjectStore, entity: String, attribute: String, count: Int) throws -> Measurement {
+        let context = objects.newBackgroundContext()
+        let seconds = try timed {
+            try context.performAndWait {
+                let fetched = try context.fetch(FetchRequest(entityName: entity))
+                guard fetched.count == count else { throw BenchError(description: "fetched \(fetched.count)") }
+                for object in fetched {
+                    guard case .int(let value) = object.value(forKey: attribute) else { continue }
+                    object.setValue(.int(value + 1), forKey: attribute)
+                }
+                try context.save()
+            }
+        }
+        return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(objects.store))
+    }
+
     static let schema = try! Schema([
         EntityDescription("Item", attributes: [
             AttributeDescription("name", .string),
@@ -88,19 +106,7 @@ enum ContextWorkloads {
             run: { round in
                 let (objects, directory) = cairn.value!
                 defer { objects.close(); removeDirectory(directory) }
-                let context = objects.newBackgroundContext()
-                let seconds = try timed {
-                    try context.performAndWait {
-                        let items = try context.fetch(FetchRequest(entityName: "Item"))
-                        guard items.count == count else { throw BenchError(description: "fetched \(items.count)") }
-                        for item in items {
-                            guard case .int(let value) = item.value(forKey: "count") else { continue }
-                            item.setValue(.int(value + 1), forKey: "count")
-                        }
-                        try context.save()
-                    }
-                }
-                return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(objects.store))
+                return try bumpAndSave(objects, entity: "Item", attribute: "count", count: count)
             })]
         for synchronous in ["FULL", "NORMAL"] {
             let sqlite = Slot<(SQLitePeer, String)>()

@@ -140,19 +140,7 @@ enum IndexWorkloads {
             run: { _ in
                 let (objects, directory) = cairn.value!
                 defer { objects.close(); removeDirectory(directory) }
-                let context = objects.newBackgroundContext()
-                let seconds = try timed {
-                    try context.performAndWait {
-                        let people = try context.fetch(FetchRequest(entityName: "Person"))
-                        guard people.count == count else { throw BenchError(description: "fetched \(people.count)") }
-                        for person in people {
-                            guard case .int(let age) = person.value(forKey: "age") else { continue }
-                            person.setValue(.int(age + 1), forKey: "age")
-                        }
-                        try context.save()
-                    }
-                }
-                return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(objects.store))
+                return try ContextWorkloads.bumpAndSave(objects, entity: "Person", attribute: "age", count: count)
             })]
         for synchronous in ["FULL", "NORMAL"] {
             let sqlite = Slot<(SQLitePeer, String)>()

@@ -2,6 +2,7 @@ import Contexts
 import Foundation
 import KVEngine
 import Policies
+import ScenarioFormat
 
 // `cairn fetch` and the JSON form of `cairn dump` for object tables: both read the schema the
 // store recorded (`meta:schema`, Contexts' StoredSchema), so they need no schema file.
@@ -237,28 +238,8 @@ enum ObjectCommands {
         return formatter.string(from: date)
     }
 
-    /// `text` as a JSON string: quotes, backslashes and control characters escaped, the rest
-    /// kept as UTF-8.
-    static func jsonString(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            default:
-                if scalar.value < 0x20 {
-                    let hex = String(scalar.value, radix: 16)
-                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
-                } else {
-                    out.unicodeScalars.append(scalar)
-                }
-            }
-        }
-        return out + "\""
-    }
+    /// `text` as a JSON string, escaped as the scenario runner's JSON is.
+    static func jsonString(_ text: String) -> String { JSONValue.quoted(text) }
 }
 
 /// Reads `cairn fetch`'s predicate syntax into a ``FetchPredicate`` (grammar in the command's help).
