@@ -24,6 +24,26 @@ enum ContextWorkloads {
         return Measurement(operations: count, seconds: seconds, overlay: try OverlayFigures(objects.store))
     }
 
+    /// SQLite's side of that round, after its SELECT: in one transaction, add 1 to `column` of
+    /// each row, checking and bumping its version as Cairn's save does.
+    static func bumpAndUpdate(
+        _ peer: SQLitePeer, table: String, column: String, rows: some Sequence<(id: Int64, value: Int64, version: Int64)>
+    ) throws {
+        try peer.execute("BEGIN")
+        let update = try peer.prepare("UPDATE \(table) SET \(column) = ?, version = version + 1 WHERE id = ? AND version = ?")
+        for row in rows {
+            sqlite3_reset(update)
+            sqlite3_bind_int64(update, 1, row.value + 1)
+            sqlite3_bind_int64(update, 2, row.id)
+            sqlite3_bind_int64(update, 3, row.version)
+            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(peer.database) == 1 else {
+                throw BenchError(description: "sqlite update lost its row")
+            }
+        }
+        sqlite3_finalize(update)
+        try peer.execute("COMMIT")
+    }
+
     static let schema = try! Schema([
         EntityDescription("Item", attributes: [
             AttributeDescription("name", .string),
@@ -118,19 +138,7 @@ enum ContextWorkloads {
                     defer { sqlite.value = nil; removeDirectory(directory) }
                     let seconds = try timed {
                         let rows = try Row.fetchAll(peer)
-                        try peer.execute("BEGIN")
-                        let update = try peer.prepare("UPDATE item SET count = ?, version = version + 1 WHERE id = ? AND version = ?")
-                        for row in rows {
-                            sqlite3_reset(update)
-                            sqlite3_bind_int64(update, 1, row.count + 1)
-                            sqlite3_bind_int64(update, 2, row.id)
-                            sqlite3_bind_int64(update, 3, row.version)
-                            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(peer.database) == 1 else {
-                                throw BenchError(description: "sqlite update lost its row")
-                            }
-                        }
-                        sqlite3_finalize(update)
-                        try peer.execute("COMMIT")
+                        try bumpAndUpdate(peer, table: "item", column: "count", rows: rows.lazy.map { ($0.id, $0.count, $0.version) })
                     }
                     return Measurement(operations: count, seconds: seconds)
                 }))

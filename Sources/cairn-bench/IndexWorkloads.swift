@@ -154,19 +154,7 @@ enum IndexWorkloads {
                         let select = try peer.prepare("SELECT \(People.Row.columns) FROM person")
                         let rows = try People.Row.all(select)
                         sqlite3_finalize(select)
-                        try peer.execute("BEGIN")
-                        let update = try peer.prepare("UPDATE person SET age = ?, version = version + 1 WHERE id = ? AND version = ?")
-                        for row in rows {
-                            sqlite3_reset(update)
-                            sqlite3_bind_int64(update, 1, row.age + 1)
-                            sqlite3_bind_int64(update, 2, row.id)
-                            sqlite3_bind_int64(update, 3, row.version)
-                            guard sqlite3_step(update) == SQLITE_DONE, sqlite3_changes(peer.database) == 1 else {
-                                throw BenchError(description: "sqlite update lost its row")
-                            }
-                        }
-                        sqlite3_finalize(update)
-                        try peer.execute("COMMIT")
+                        try ContextWorkloads.bumpAndUpdate(peer, table: "person", column: "age", rows: rows.lazy.map { ($0.id, $0.age, $0.version) })
                     }
                     return Measurement(operations: count, seconds: seconds)
                 }))
