@@ -152,7 +152,7 @@ enum ObjectCommands {
     /// (the caller prints raw records).
     static func dumpObjectTable(path: String, table: String) throws -> ExitStatus? {
         guard table.hasPrefix("entity:") else { return nil }
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
@@ -179,7 +179,7 @@ enum ObjectCommands {
 
     /// The schema the store at `path` recorded.
     static func recordedSchema(_ path: String) throws -> Schema {
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
