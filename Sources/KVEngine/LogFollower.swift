@@ -22,9 +22,9 @@ struct LogFollower {
     private var segment: (file: any LogFile, name: String, offset: Int)?
     /// The writer generation whose log this position belongs to (`PublishedProgress`).
     var generation: UInt64
-    /// Log bytes read since open, for the stats and the tests of "a refresh reads only what
-    /// is new".
-    private(set) var bytesRead = 0
+    /// Log records read since open (decoded or stepped over), for the stats and the tests of
+    /// "a refresh reads only what is new".
+    private(set) var recordsRead = 0
 
     /// How much a read asks for when it does not know the record's length yet.
     static let chunk = 16 << 10
@@ -75,7 +75,6 @@ struct LogFollower {
             if open.offset < bufferStart || open.offset + LogFormat.recordHeaderSize > bufferStart + buffer.count {
                 buffer = try open.file.read(at: open.offset, count: LogFollower.chunk)
                 bufferStart = open.offset
-                bytesRead += buffer.count
             }
             let found = try buffer.withBytes { (bytes) throws(KVError) -> RecordRead in
                 LogRecordReader.read(bytes, at: open.offset - bufferStart)
@@ -100,7 +99,6 @@ struct LogFollower {
                     if whole.count == LogFormat.recordHeaderSize + length {
                         buffer = whole
                         bufferStart = open.offset
-                        bytesRead += whole.count
                         continue
                     }
                 }
@@ -108,6 +106,7 @@ struct LogFollower {
                 throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
                                          reason: "\(reason), reading acknowledged commit \(nextVersion)")
             case .record(let version, _, let payload, let next):
+                recordsRead += 1
                 if version > nextVersion {
                     if limit == .max { return .read }
                     throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,

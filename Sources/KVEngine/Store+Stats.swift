@@ -61,9 +61,9 @@ public struct StoreStats: Sendable, Hashable {
     /// versions are the writer's as far as this reader has followed them, `durableVersion`
     /// is the newest acknowledged version it read, and the log and sync counters are zero.
     public var readOnly = false
-    /// Log bytes a read-only store has read since open to follow the writer: each refresh
-    /// reads only what was appended since the last one. 0 for the writer.
-    public var followedLogBytes = 0
+    /// Log records a read-only store has read since open to follow the writer: each refresh
+    /// reads only the records appended since the last one. 0 for the writer.
+    public var followedLogRecords = 0
 
     /// LMDB reader slots left by dead processes (a reader killed inside a snapshot) that the
     /// writer reclaimed since open (`mdb_reader_check`, about once a second).
@@ -106,7 +106,7 @@ extension StoreCore {
         stats.staleReadersCleared = overlay.withLock { $0.staleReadersCleared }
         if let follower {
             stats.readOnly = true
-            stats.followedLogBytes = follower.withLock { $0.bytesRead }
+            stats.followedLogRecords = follower.withLock { $0.recordsRead }
         }
         return stats
     }
