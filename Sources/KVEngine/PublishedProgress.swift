@@ -25,7 +25,7 @@ import Glibc
 ///
 /// `@unchecked Sendable`: the mapping is immutable after init, and its two words are only
 /// touched by atomic loads and stores (`cairn_load_acquire_u64`, `cairn_store_release_u64`).
-final class PublishedProgress: @unchecked Sendable {
+package final class PublishedProgress: @unchecked Sendable {
     static let fileName = "published"
     static let size = 4096
     static let magic: [UInt8] = Array("CAIRNPUB".utf8)
@@ -46,7 +46,7 @@ final class PublishedProgress: @unchecked Sendable {
 
     /// Opens the file for the writer: created and allocated (so a store through the mapping
     /// can never meet a full disk with SIGBUS), headed, and mapped read-write.
-    static func openForWriting(directory: String) throws(KVError) -> PublishedProgress {
+    package static func openForWriting(directory: String) throws(KVError) -> PublishedProgress {
         let path = directory + "/" + fileName
         let descriptor = try StoreFiles.open(path, flags: O_RDWR | O_CREAT)
         defer { Glibc.close(descriptor) }
@@ -67,7 +67,7 @@ final class PublishedProgress: @unchecked Sendable {
     /// Opens the file for a reader, creating it empty when no writer has yet (a store last
     /// written by a Cairn without readers): it then reads as generation 0 until one publishes.
     /// nil when it can neither be opened nor created (a read-only file system).
-    static func openForReading(directory: String) throws(KVError) -> PublishedProgress? {
+    package static func openForReading(directory: String) throws(KVError) -> PublishedProgress? {
         let path = directory + "/" + fileName
         let descriptor: Int32
         do throws(KVError) {
@@ -112,20 +112,20 @@ final class PublishedProgress: @unchecked Sendable {
     /// The generation and acknowledged version, in that order: a reader that sees a new
     /// generation rebuilds its view, so an acknowledged version read with an older
     /// generation only ever delays it. (0, 0) while no writer has published.
-    func read() -> (generation: UInt64, acknowledged: UInt64) {
+    package func read() -> (generation: UInt64, acknowledged: UInt64) {
         guard hasHeader else { return (0, 0) }
         let generation = cairn_load_acquire_u64(word(PublishedProgress.generationOffset))
         return (generation, cairn_load_acquire_u64(word(PublishedProgress.acknowledgedOffset)))
     }
 
     /// The version the current generation's writer opened at (see the layout).
-    var startVersion: UInt64 {
+    package var startVersion: UInt64 {
         hasHeader ? cairn_load_acquire_u64(word(PublishedProgress.startOffset)) : 0
     }
 
     /// A writer's open: its log ends at `acknowledged`, all of it in LMDB (recovery has
     /// finished); readers of the previous generation rebuild their views from LMDB and this log.
-    func begin(acknowledged: UInt64) {
+    package func begin(acknowledged: UInt64) {
         precondition(writable, "PublishedProgress.begin on a reader's mapping")
         let generation = cairn_load_acquire_u64(word(PublishedProgress.generationOffset))
         cairn_store_release_u64(word(PublishedProgress.startOffset), acknowledged)
@@ -136,7 +136,7 @@ final class PublishedProgress: @unchecked Sendable {
     /// Publishes that every commit through `version` is acknowledged (called by the commit
     /// leader after the group's append, and its sync when it has one, before any waiter of
     /// the group is told).
-    func publish(_ version: UInt64) {
+    package func publish(_ version: UInt64) {
         cairn_store_release_u64(word(PublishedProgress.acknowledgedOffset), version)
     }
 }
