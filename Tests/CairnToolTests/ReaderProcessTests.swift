@@ -19,10 +19,7 @@ extension CairnToolTests {
         func readerProcessesSeeAPrefixOfTheAcknowledgedCommitsWhileWritersAndReadersAreKilled() throws {
             _ = try CairnBinary.require()
             signal(SIGPIPE, SIG_IGN)
-            let seed = ProcessInfo.processInfo.environment["CAIRN_READER_SEED"].flatMap { UInt64($0) }
-                ?? UInt64.random(in: 0...UInt64.max)
-            print("ReaderProcessTests seed \(seed) (rerun with CAIRN_READER_SEED=\(seed))")
-            var random = SeededRandom(seed: seed)
+            var (random, seed) = SeededRandom.announced("CAIRN_READER_SEED", by: "ReaderProcessTests")
             let directory = try TemporaryDirectory(purpose: "readers")
             defer { directory.remove() }
             let store = directory.path + "/store"
