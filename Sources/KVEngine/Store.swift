@@ -42,8 +42,8 @@ public struct CheckpointReport: Sendable, Hashable {
 /// commit durable with one append and one fdatasync shared by concurrent commits.
 ///
 /// Every commit gets the next commit version; every record carries its own record
-/// version. Reads go through snapshots. One process (and one `Store`) opens a directory
-/// at a time.
+/// version. Reads go through snapshots. One process (and one `Store` in it) writes a
+/// directory at a time; other processes may read it beside the writer (`Options.readOnly`).
 ///
 /// ```swift
 /// let store = try Store(directory: "/var/lib/mytool/store")
