@@ -21,7 +21,7 @@ import Locking
 extension StoreCore {
     /// Opens LMDB for shared reading and reads the log tail LMDB lacks.
     static func openForFollowing(directory: String, options: Store.Options, fileSystem: any FileSystem) throws(KVError)
-        -> (env: LMDBEnvironment, opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState),
+        -> (env: LMDBEnvironment, opened: OpenedParts,
             published: PublishedProgress?, follower: LogFollower)
     {
         // The data file is verified only while no writer changes it under the verifier.

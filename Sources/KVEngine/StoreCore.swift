@@ -47,6 +47,10 @@ package final class StoreCore: @unchecked Sendable {
     /// Taken before `overlay` when nested.
     let follower: ConditionLock<LogFollower>?
 
+    /// What opening made, before the core holds it: LMDB's meta table, the report, the log
+    /// writer and the overlay's first state.
+    typealias OpenedParts = (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+
     init(directory: String, options: Store.Options, fileSystem: any FileSystem) throws(KVError) {
         self.directory = directory
         self.walDirectory = directory + "/wal"
@@ -54,7 +58,7 @@ package final class StoreCore: @unchecked Sendable {
         self.fileSystem = fileSystem
         let lock: ProcessLock
         var env: LMDBEnvironment
-        var opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        var opened: OpenedParts
         var published: PublishedProgress? = nil
         var follower: LogFollower? = nil
         if options.readOnly {
@@ -64,63 +68,8 @@ package final class StoreCore: @unchecked Sendable {
             let following = try StoreCore.openForFollowing(directory: directory, options: options, fileSystem: fileSystem)
             (env, opened, published, follower) = (following.env, following.opened, following.published, following.follower)
         } else {
-            if !options.createIfMissing && !PosixFileSystem().exists(directory + "/data.mdb") {
-                throw KVError.noStore(path: directory)
-            }
-            try PosixFileSystem().createDirectory(directory)
-            lock = try ProcessLock(directory: directory)
-            var created = !PosixFileSystem().exists(directory + "/data.mdb")
-            var creationRedone: String? = nil
-            if !created, let found = try StoreCore.interruptedCreation(directory: directory, fileSystem: fileSystem) {
-                // Nothing was ever stored: do the creation again, from the start.
-                guard options.createIfMissing else { throw KVError.noStore(path: directory) }
-                try StoreCore.discardInterruptedCreation(directory: directory, fileSystem: fileSystem)
-                created = true
-                creationRedone = found
-            }
-            try fileSystem.createDirectory(walDirectory)
-            if created {
-                // A new store's directories must survive power loss before its first commit
-                // can be acknowledged: sync the parent's entry for the store, and the store's
-                // entry for wal/.
-                let parent = directory.contains("/") ? String(directory[..<directory.lastIndex(of: "/")!]) : "."
-                try PosixFileSystem().syncDirectory(parent.isEmpty ? "/" : parent)
-                try fileSystem.syncDirectory(directory)
-            }
-            if !created && options.verifyDataFile {
-                // Before LMDB maps the file: LMDB trusts every page and crashes on a damaged one.
-                _ = try LMDBVerifier.verify(path: directory + "/data.mdb")
-            }
-            do throws(KVError) {
-                env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
-                                          maxTables: options.maxTables, faults: options.lmdbFaults)
-                do throws(KVError) {
-                    opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: walDirectory)
-                } catch {
-                    env.close()
-                    throw error
-                }
-                do throws(KVError) {
-                    published = try PublishedProgress.openForWriting(directory: directory)
-                } catch {
-                    opened.writer.close()
-                    env.close()
-                    throw error
-                }
-            } catch let error where error.isDiskFull && !created {
-                // Reading must not need free space: open for reading only, with what LMDB lacks
-                // read from the log into memory, writing nothing anywhere.
-                env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
-                                          maxTables: options.maxTables, access: .readUnlocked)
-                do throws(KVError) {
-                    opened = try StoreCore.recoverForReading(env: env, options: options, fileSystem: fileSystem,
-                                                             walDirectory: walDirectory, cause: error)
-                } catch {
-                    env.close()
-                    throw error
-                }
-            }
-            opened.report.creationRedone = creationRedone
+            (lock, env, opened, published) = try StoreCore.openForWriting(directory: directory, options: options,
+                                                                          fileSystem: fileSystem)
         }
         self.env = env
         self.published = published
@@ -149,6 +98,76 @@ package final class StoreCore: @unchecked Sendable {
         applier = readOnly ? nil : startThread { core.applierLoop() }
         // Last: readers of the previous writer rebuild their views from what LMDB holds now.
         if !readOnly { published?.begin(acknowledged: opened.report.lastVersion) }
+    }
+
+    /// The writer's open: takes the process lock, creates the store if needed (or again, after
+    /// an interrupted creation), verifies LMDB's data file, recovers, and opens the published
+    /// page. On a full disk, opens for reading only instead, writing nothing.
+    private static func openForWriting(directory: String, options: Store.Options, fileSystem: any FileSystem) throws(KVError)
+        -> (lock: ProcessLock, env: LMDBEnvironment,
+            opened: OpenedParts, published: PublishedProgress?)
+    {
+        var env: LMDBEnvironment
+        var opened: OpenedParts
+        var published: PublishedProgress? = nil
+        if !options.createIfMissing && !PosixFileSystem().exists(directory + "/data.mdb") {
+            throw KVError.noStore(path: directory)
+        }
+        try PosixFileSystem().createDirectory(directory)
+        let lock = try ProcessLock(directory: directory)
+        var created = !PosixFileSystem().exists(directory + "/data.mdb")
+        var creationRedone: String? = nil
+        if !created, let found = try StoreCore.interruptedCreation(directory: directory, fileSystem: fileSystem) {
+            // Nothing was ever stored: do the creation again, from the start.
+            guard options.createIfMissing else { throw KVError.noStore(path: directory) }
+            try StoreCore.discardInterruptedCreation(directory: directory, fileSystem: fileSystem)
+            created = true
+            creationRedone = found
+        }
+        try fileSystem.createDirectory(directory + "/wal")
+        if created {
+            // A new store's directories must survive power loss before its first commit
+            // can be acknowledged: sync the parent's entry for the store, and the store's
+            // entry for wal/.
+            let parent = directory.contains("/") ? String(directory[..<directory.lastIndex(of: "/")!]) : "."
+            try PosixFileSystem().syncDirectory(parent.isEmpty ? "/" : parent)
+            try fileSystem.syncDirectory(directory)
+        }
+        if !created && options.verifyDataFile {
+            // Before LMDB maps the file: LMDB trusts every page and crashes on a damaged one.
+            _ = try LMDBVerifier.verify(path: directory + "/data.mdb")
+        }
+        do throws(KVError) {
+            env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
+                                      maxTables: options.maxTables, faults: options.lmdbFaults)
+            do throws(KVError) {
+                opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: directory + "/wal")
+            } catch {
+                env.close()
+                throw error
+            }
+            do throws(KVError) {
+                published = try PublishedProgress.openForWriting(directory: directory)
+            } catch {
+                opened.writer.close()
+                env.close()
+                throw error
+            }
+        } catch let error where error.isDiskFull && !created {
+            // Reading must not need free space: open for reading only, with what LMDB lacks
+            // read from the log into memory, writing nothing anywhere.
+            env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
+                                      maxTables: options.maxTables, access: .readUnlocked)
+            do throws(KVError) {
+                opened = try StoreCore.recoverForReading(env: env, options: options, fileSystem: fileSystem,
+                                                         walDirectory: directory + "/wal", cause: error)
+            } catch {
+                env.close()
+                throw error
+            }
+        }
+        opened.report.creationRedone = creationRedone
+        return (lock, env, opened, published)
     }
 
     /// What an interrupted creation left, when the store directory holds one: a data file
@@ -221,7 +240,7 @@ package final class StoreCore: @unchecked Sendable {
     /// torn tail, starts a fresh log segment and retires the replayed ones.
     private static func recover(env: LMDBEnvironment, options: Store.Options, fileSystem: any FileSystem,
                                 walDirectory: String) throws(KVError)
-        -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        -> OpenedParts
     {
         _ = try env.clearStaleReaders()
         // The verifier checks the length with everything else; without it, this is the one
@@ -297,7 +316,7 @@ package final class StoreCore: @unchecked Sendable {
     /// nothing on disk: no cut, no new segment, no LMDB write.
     private static func recoverForReading(env: LMDBEnvironment, options: Store.Options, fileSystem: any FileSystem,
                                           walDirectory: String, cause: KVError) throws(KVError)
-        -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        -> OpenedParts
     {
         let opened = try openTables(env, readOnly: true)
         var commits: [LoggedCommit] = []
