@@ -112,7 +112,7 @@ extension StoreCore {
 
     /// LMDB's applied version now, from a read transaction of its own.
     func readAppliedVersion() throws(KVError) -> UInt64 {
-        let transaction = try env.beginTransaction(readOnly: true)
+        let transaction = try overlay.withLock { (state) throws(KVError) in try beginReadTransaction(&state) }
         defer { transaction.abort() }
         return try StoreCore.appliedVersion(in: transaction, meta: metaHandle)
     }
@@ -145,7 +145,7 @@ extension StoreCore {
     /// transaction is usable only in transactions begun after it committed). Returns LMDB's
     /// applied version as of the tables opened.
     func openPendingTables(_ state: inout OverlayState) throws(KVError) -> UInt64 {
-        let transaction = try env.beginTransaction(readOnly: true)
+        let transaction = try beginReadTransaction(&state)
         var opened: [String: MDB_dbi] = [:]
         let applied: UInt64
         do throws(KVError) {

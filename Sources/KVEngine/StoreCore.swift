@@ -464,7 +464,7 @@ package final class StoreCore: @unchecked Sendable {
     }
 
     /// A new read transaction, under the overlay lock.
-    private func beginReadTransaction(_ state: inout OverlayState) throws(KVError) -> LMDBTransaction {
+    func beginReadTransaction(_ state: inout OverlayState) throws(KVError) -> LMDBTransaction {
         do throws(KVError) {
             return try env.beginTransaction(readOnly: true)
         } catch KVError.lmdb(let code, _) where code == lmdbReadersFull {

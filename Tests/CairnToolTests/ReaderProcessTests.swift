@@ -256,6 +256,35 @@ extension CairnToolTests {
         }
 
         @Test(.timeLimit(.minutes(2)))
+        func aReaderAdoptsTheMapSizeTheWriterGrewPastItsOwn() throws {
+            _ = try CairnBinary.require()
+            let directory = try TemporaryDirectory(purpose: "reader-map")
+            defer { directory.remove() }
+            let path = directory.path + "/store"
+            #expect(try cairn("put", path, "small", "v").status == 0)
+            var options = Store.Options()
+            options.readOnly = true
+            options.mapSize = 1 << 20
+            let reader = try Store(directory: path, options: options)
+            defer { reader.close() }
+            #expect(try reader.snapshot().get("small")?.value == Array("v".utf8))
+            #expect(try reader.stats().mapSize == 1 << 20)
+            // Writer processes (with the default 64 GiB map) write more than the reader's map
+            // holds: its next snapshot meets MDB_MAP_RESIZED and, holding no other, takes the
+            // writer's map size.
+            let large = String(repeating: "x", count: 100_000)
+            for index in 0..<14 {
+                let put = try cairn("put", path, "large-\(index)", large)
+                #expect(put.status == 0, "\(put)")
+            }
+            let grown = try reader.snapshot()
+            defer { grown.close() }
+            #expect(try grown.get("large-13")?.value.count == 100_000)
+            #expect(try grown.get("small")?.value == Array("v".utf8))
+            #expect(try reader.stats().mapSize > 1 << 20)
+        }
+
+        @Test(.timeLimit(.minutes(2)))
         func aReaderKilledInsideASnapshotLeavesNoSlotTheWriterTripsOver() throws {
             _ = try CairnBinary.require()
             let directory = try TemporaryDirectory(purpose: "dead-reader")
