@@ -62,7 +62,8 @@ package final class StoreCore: @unchecked Sendable {
         var published: PublishedProgress? = nil
         var follower: LogFollower? = nil
         if options.readOnly {
-            // A reader beside (or without) the writer process: nothing is created or changed.
+            // A reader beside (or without) the writer process: it changes nothing of the store
+            // (only the shared pages, lock.mdb and `published`, are made when no writer made them).
             guard PosixFileSystem().exists(directory + "/data.mdb") else { throw KVError.noStore(path: directory) }
             lock = try ProcessLock(directory: directory, reading: true)
             let following = try StoreCore.openForFollowing(directory: directory, options: options, fileSystem: fileSystem)
