@@ -1,0 +1,165 @@
+import Foundation
+import Locking
+
+// The remote-change watcher of one ObjectStore: a thread that sleeps on the store's commit
+// signal directory (inotify on the engine's log directory), wakes when it changes, and when
+// the newest commit version has moved, reads the history after its cursors and announces each
+// transaction another writer made: a `.cairnStoreRemoteChange` notification (from the version
+// the store opened at) and an element of every `remoteChanges(after:)` stream (each from its
+// own token).
+//
+// inotify fires at the log append, before the commit is synced and visible, so after a wake
+// the watcher re-reads the version every millisecond for up to `settleWindow` before it goes
+// back to sleeping `idleInterval` (the fallback poll, for file systems inotify does not see).
+
+/// Announces the history transactions of commits this object store did not make.
+///
+/// `Sendable`: its state is behind `state`'s lock; the coordinator is Sendable.
+final class RemoteChangeWatcher: Sendable {
+    static let idleInterval = 0.2
+    static let settleWindow = 0.1
+    /// Transactions read per history read.
+    static let readLimit = 1_000
+
+    private struct Subscriber {
+        var cursor: UInt64
+        let yield: @Sendable (HistoryTransaction) -> Void
+        let finish: @Sendable () -> Void
+    }
+
+    private struct State {
+        /// The notifications' cursor: transactions at or below it were posted (or skipped).
+        var postedCursor: UInt64
+        var subscribers: [Int: Subscriber] = [:]
+        var nextID = 0
+        /// A stream was added since the last round: read even if the version did not move.
+        var hasNewSubscriber = false
+        var stopping = false
+        var stopped = false
+        var threadEnded = false
+    }
+
+    private let coordinator: StoreCoordinator
+    private let watch: DirectoryWatch
+    private let state: ConditionLock<State>
+
+    init(coordinator: StoreCoordinator, after version: UInt64) {
+        self.coordinator = coordinator
+        watch = DirectoryWatch(directory: coordinator.storage.commitSignalDirectory)
+        state = ConditionLock(State(postedCursor: version))
+    }
+
+    /// Starts the thread; `store` is the notifications' object (held weakly).
+    func start(announcingTo store: ObjectStore) {
+        let thread = Thread { [self, weak store] in
+            run(store: { store })
+            state.withLock { $0.threadEnded = true }
+            state.broadcast()
+        }
+        thread.name = "cairn.remote-changes"
+        thread.start()
+    }
+
+    /// Ends the thread and every stream; waits for the thread. Idempotent.
+    func stop() {
+        let first = state.withLock { state in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        watch.signal()
+        let subscribers = state.wait(until: \.threadEnded) { state, _ in
+            state.stopped = true
+            defer { state.subscribers.removeAll() }
+            return Array(state.subscribers.values)
+        }
+        watch.close()
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
+    /// A stream of the transactions after `token` (nil: after the newest commit now).
+    func stream(after token: HistoryToken?) -> AsyncStream<HistoryTransaction> {
+        let (stream, continuation) = AsyncStream<HistoryTransaction>.makeStream()
+        let cursor: UInt64
+        if let token {
+            cursor = token.version
+        } else if let version = try? coordinator.storage.commitVersion() {
+            cursor = version
+        } else {
+            continuation.finish()  // the store is closed
+            return stream
+        }
+        let subscriber = Subscriber(cursor: cursor, yield: { continuation.yield($0) }, finish: { continuation.finish() })
+        let id: Int? = state.withLock { state in
+            guard !state.stopping else { return nil }
+            state.nextID += 1
+            state.subscribers[state.nextID] = subscriber
+            state.hasNewSubscriber = true
+            return state.nextID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        continuation.onTermination = { [weak self] _ in
+            self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
+        }
+        watch.signal()
+        return stream
+    }
+
+    // MARK: - The thread
+
+    private func run(store: () -> ObjectStore?) {
+        var seenVersion: UInt64 = 0
+        var settleUntil = 0.0
+        while true {
+            let now = ProcessInfo.processInfo.systemUptime
+            let woken = watch.wait(timeout: now < settleUntil ? 0.001 : Self.idleInterval)
+            if woken { settleUntil = ProcessInfo.processInfo.systemUptime + Self.settleWindow }
+            let forced = state.withLock { state -> Bool? in
+                if state.stopping { return nil }
+                defer { state.hasNewSubscriber = false }
+                return state.hasNewSubscriber
+            }
+            guard let forced else { return }
+            guard let version = try? coordinator.storage.commitVersion() else { continue }
+            guard version != seenVersion || forced else { continue }
+            seenVersion = version
+            // A failed read leaves the cursors where they were: the next wake reads again.
+            try? announce(store: store)
+        }
+    }
+
+    /// Reads the history after the lowest cursor and hands each transaction to whoever has
+    /// not had it yet.
+    private func announce(store: () -> ObjectStore?) throws(ContextError) {
+        while true {
+            let (lowest, posted) = state.withLock { state in
+                (state.subscribers.values.reduce(state.postedCursor) { min($0, $1.cursor) }, state.postedCursor)
+            }
+            let transactions = try coordinator.history(after: HistoryToken(version: lowest), limit: Self.readLimit)
+            guard let last = transactions.last?.token.version else { return }
+            let origin = coordinator.origin
+            let object = store()
+            for transaction in transactions where transaction.origin != origin && transaction.token.version > posted {
+                NotificationCenter.default.post(
+                    name: .cairnStoreRemoteChange, object: object,
+                    userInfo: [RemoteChangeKey.historyToken: transaction.token, RemoteChangeKey.transaction: transaction])
+            }
+            let subscribers = state.withLock { state -> [Subscriber] in
+                let before = Array(state.subscribers.values)
+                state.postedCursor = max(state.postedCursor, last)
+                for id in state.subscribers.keys { state.subscribers[id]!.cursor = max(state.subscribers[id]!.cursor, last) }
+                return before
+            }
+            for subscriber in subscribers {
+                for transaction in transactions
+                where transaction.origin != origin && transaction.token.version > subscriber.cursor {
+                    subscriber.yield(transaction)
+                }
+            }
+            if transactions.count < Self.readLimit { return }
+        }
+    }
+}
