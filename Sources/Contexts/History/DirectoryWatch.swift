@@ -47,8 +47,18 @@ final class DirectoryWatch: @unchecked Sendable {
     func wait(timeout: Double) -> Bool {
         var descriptors = [pollfd(fd: wakeupRead, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
-        let milliseconds = Int32(max(0, min(timeout * 1000, 60_000)).rounded(.up))
-        let ready = poll(&descriptors, inotify >= 0 ? 2 : 1, milliseconds)
+        let count: nfds_t = inotify >= 0 ? 2 : 1
+        var ready: Int32
+        if timeout < 0.001 {
+            // poll counts whole milliseconds: a shorter wait sleeps, then looks without waiting.
+            ready = poll(&descriptors, count, 0)
+            if ready == 0 {
+                usleep(useconds_t(max(0, timeout) * 1e6))
+                ready = poll(&descriptors, count, 0)
+            }
+        } else {
+            ready = poll(&descriptors, count, Int32(min(timeout * 1000, 60_000).rounded(.up)))
+        }
         guard ready > 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 4096)
         for descriptor in descriptors where descriptor.fd >= 0 && descriptor.revents != 0 {

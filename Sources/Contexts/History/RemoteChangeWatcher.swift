@@ -9,8 +9,9 @@ import Locking
 // own token).
 //
 // inotify fires at the log append, before the commit is synced and visible, so after a wake
-// the watcher re-reads the version every millisecond for up to `settleWindow` before it goes
-// back to sleeping `idleInterval` (the fallback poll, for file systems inotify does not see).
+// the watcher re-reads the version every 0.2 ms for the first `fastWindow` (a sync takes about
+// a millisecond), then every millisecond up to `settleWindow`, before it goes back to sleeping
+// `idleInterval` (the fallback poll, for file systems inotify does not see).
 
 /// Announces the history transactions of commits this object store did not make.
 ///
@@ -18,6 +19,7 @@ import Locking
 final class RemoteChangeWatcher: Sendable {
     static let idleInterval = 0.2
     static let settleWindow = 0.1
+    static let fastWindow = 0.01
     /// Transactions read per history read.
     static let readLimit = 1_000
 
@@ -112,11 +114,11 @@ final class RemoteChangeWatcher: Sendable {
 
     private func run(store: () -> ObjectStore?) {
         var seenVersion: UInt64 = 0
-        var settleUntil = 0.0
+        var wokenAt = -Double.infinity
         while true {
-            let now = ProcessInfo.processInfo.systemUptime
-            let woken = watch.wait(timeout: now < settleUntil ? 0.001 : Self.idleInterval)
-            if woken { settleUntil = ProcessInfo.processInfo.systemUptime + Self.settleWindow }
+            let sinceWake = ProcessInfo.processInfo.systemUptime - wokenAt
+            let timeout = sinceWake < Self.fastWindow ? 0.0002 : sinceWake < Self.settleWindow ? 0.001 : Self.idleInterval
+            if watch.wait(timeout: timeout) { wokenAt = ProcessInfo.processInfo.systemUptime }
             let forced = state.withLock { state -> Bool? in
                 if state.stopping { return nil }
                 defer { state.hasNewSubscriber = false }
