@@ -52,17 +52,6 @@ public struct HistoryTransaction: Sendable, Hashable {
     /// The ObjectStore (one per open) that saved it: its own watcher skips it.
     let origin: String
 
-    init(token: HistoryToken, timestamp: Date, contextName: String, author: String?, processID: Int32,
-         changes: [HistoryChange], origin: String) {
-        self.token = token
-        self.timestamp = timestamp
-        self.contextName = contextName
-        self.author = author
-        self.processID = processID
-        self.changes = changes
-        self.origin = origin
-    }
-
     /// The commit version of the save (the token's).
     ///
     /// ```swift

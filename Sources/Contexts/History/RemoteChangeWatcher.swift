@@ -81,31 +81,26 @@ final class RemoteChangeWatcher: Sendable {
 
     /// A stream of the transactions after `token` (nil: after the newest commit now).
     func stream(after token: HistoryToken?) -> AsyncStream<HistoryTransaction> {
-        let (stream, continuation) = AsyncStream<HistoryTransaction>.makeStream()
-        let cursor: UInt64
-        if let token {
-            cursor = token.version
-        } else if let version = try? coordinator.storage.commitVersion() {
-            cursor = version
-        } else {
-            continuation.finish()  // the store is closed
-            return stream
-        }
-        let subscriber = Subscriber(cursor: cursor, yield: { continuation.yield($0) }, finish: { continuation.finish() })
-        let id: Int? = state.withLock { state in
-            guard !state.stopping else { return nil }
-            state.nextID += 1
-            state.subscribers[state.nextID] = subscriber
-            state.hasNewSubscriber = true
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
+        let stream: AsyncStream<HistoryTransaction> = registeredStream(register: { continuation in
+            let cursor: UInt64
+            if let token {
+                cursor = token.version
+            } else if let version = try? coordinator.storage.commitVersion() {
+                cursor = version
+            } else {
+                return nil  // the store is closed
+            }
+            let subscriber = Subscriber(cursor: cursor, yield: { continuation.yield($0) }, finish: { continuation.finish() })
+            return state.withLock { state in
+                guard !state.stopping else { return nil }
+                state.nextID += 1
+                state.subscribers[state.nextID] = subscriber
+                state.hasNewSubscriber = true
+                return state.nextID
+            }
+        }, unregister: { [weak self] id in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-        }
+        })
         watch.signal()
         return stream
     }
