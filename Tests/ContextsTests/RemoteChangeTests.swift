@@ -127,6 +127,23 @@ import Testing
     }
 
     @Test(.timeLimit(.minutes(1)))
+    func droppingAnObservingStoreWithoutClosingItEndsItsStreamsAndReleasesTheStore() async throws {
+        let directory = try TemporaryDirectory(prefix: "cairn-remote-drop")
+        defer { directory.remove() }
+        var options = ObjectStore.Options()
+        options.observesRemoteChanges = true
+        var objects: ObjectStore? = try ObjectStore(directory: directory.path, schema: testSchema, options: options)
+        let stream = objects!.remoteChanges()
+        objects = nil
+        var count = 0
+        for await _ in stream { count += 1 }
+        #expect(count == 0)
+        // The watcher let go of the engine store: this process can open it again.
+        let again = try ObjectStore(directory: directory.path, schema: testSchema, options: options)
+        again.close()
+    }
+
+    @Test(.timeLimit(.minutes(1)))
     func closingTheStoreEndsItsStreams() async throws {
         let pair = try Pair()
         let stream = pair.right.remoteChanges()

@@ -37,13 +37,18 @@ final class RemoteChangeWatcher: Sendable {
         /// A stream was added since the last round: read even if the version did not move.
         var hasNewSubscriber = false
         var stopping = false
-        var stopped = false
-        var threadEnded = false
+        /// The thread closed `watch` (it ends just after).
+        var watchClosed = false
+        /// The watcher's thread, so that `stop` called on it (the last reference to the store
+        /// dropped while it announces) does not wait for itself.
+        var thread: Thread?
     }
 
     private let coordinator: StoreCoordinator
     private let watch: DirectoryWatch
     private let state: ConditionLock<State>
+    /// Set by the thread as its last act (a lock apart from `state`: see `start`).
+    private let threadEnded = ConditionLock<Bool>(false)
 
     init(coordinator: StoreCoordinator, after version: UInt64) {
         self.coordinator = coordinator
@@ -51,32 +56,46 @@ final class RemoteChangeWatcher: Sendable {
         state = ConditionLock(State(postedCursor: version))
     }
 
+    deinit {
+        // Dropped on its own thread (the store's last reference went there, so `stop` did not
+        // wait): end what the thread's last step would have.
+        let subscribers = state.withLock { state -> [Subscriber] in
+            guard !state.watchClosed else { return [] }
+            state.watchClosed = true
+            watch.close()
+            return Array(state.subscribers.values)
+        }
+        for subscriber in subscribers { subscriber.finish() }
+    }
+
     /// Starts the thread; `store` is the notifications' object (held weakly).
+    ///
+    /// The thread holds the watcher only for one wait and check at a time, and `threadEnded`
+    /// is a lock of its own: once it is set the thread holds nothing of the store, so the
+    /// engine store closes as soon as the object store is dropped.
     func start(announcingTo store: ObjectStore) {
-        let thread = Thread { [self, weak store] in
-            run(store: { store })
-            state.withLock { $0.threadEnded = true }
-            state.broadcast()
+        let ended = threadEnded
+        let thread = Thread { [weak self, weak store] in
+            var loop = Loop()
+            while let watcher = self, watcher.step(&loop, store: { store }) {}
+            ended.withLock { $0 = true }
+            ended.broadcast()
         }
         thread.name = "cairn.remote-changes"
+        state.withLock { $0.thread = thread }
         thread.start()
     }
 
-    /// Ends the thread and every stream; waits for the thread. Idempotent.
+    /// Ends the thread and every stream, and waits until the thread no longer reads the store
+    /// (unless called on the thread itself). Idempotent.
     func stop() {
-        let first = state.withLock { state in
-            defer { state.stopping = true }
-            return !state.stopping
+        let onThread = state.withLock { state in
+            state.stopping = true
+            return state.thread === Thread.current
         }
-        guard first else { return }
-        watch.signal()
-        let subscribers = state.wait(until: \.threadEnded) { state, _ in
-            state.stopped = true
-            defer { state.subscribers.removeAll() }
-            return Array(state.subscribers.values)
-        }
-        watch.close()
-        for subscriber in subscribers { subscriber.finish() }
+        wake()
+        guard !onThread else { return }
+        threadEnded.wait(until: { $0 }) { _, _ in }
     }
 
     /// A stream of the transactions after `token` (nil: after the newest commit now).
@@ -101,31 +120,51 @@ final class RemoteChangeWatcher: Sendable {
         }, unregister: { [weak self] id in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
         })
-        watch.signal()
+        wake()
         return stream
+    }
+
+    /// Wakes the thread, unless it has ended (and closed the watch).
+    private func wake() {
+        state.withLock { state in if !state.watchClosed { watch.signal() } }
     }
 
     // MARK: - The thread
 
-    private func run(store: () -> ObjectStore?) {
+    /// What the thread keeps between steps.
+    private struct Loop {
         var seenVersion: UInt64 = 0
         var wokenAt = -Double.infinity
-        while true {
-            let sinceWake = ProcessInfo.processInfo.systemUptime - wokenAt
-            let timeout = sinceWake < Self.fastWindow ? 0.0002 : sinceWake < Self.settleWindow ? 0.001 : Self.idleInterval
-            if watch.wait(timeout: timeout) { wokenAt = ProcessInfo.processInfo.systemUptime }
-            let forced = state.withLock { state -> Bool? in
-                if state.stopping { return nil }
-                defer { state.hasNewSubscriber = false }
-                return state.hasNewSubscriber
-            }
-            guard let forced else { return }
-            guard let version = try? coordinator.storage.commitVersion() else { continue }
-            guard version != seenVersion || forced else { continue }
-            seenVersion = version
-            // A failed read leaves the cursors where they were: the next wake reads again.
-            try? announce(store: store)
+    }
+
+    /// One wait and, when the version moved (or a stream was added), one announcement; false
+    /// once stopping, after ending the streams and closing the watch.
+    private func step(_ loop: inout Loop, store: () -> ObjectStore?) -> Bool {
+        let sinceWake = ProcessInfo.processInfo.systemUptime - loop.wokenAt
+        let timeout = sinceWake < Self.fastWindow ? 0.0002 : sinceWake < Self.settleWindow ? 0.001 : Self.idleInterval
+        if watch.wait(timeout: timeout) { loop.wokenAt = ProcessInfo.processInfo.systemUptime }
+        let forced = state.withLock { state -> Bool? in
+            if state.stopping { return nil }
+            defer { state.hasNewSubscriber = false }
+            return state.hasNewSubscriber
         }
+        guard let forced else {
+            let subscribers = state.withLock { state in
+                state.watchClosed = true
+                watch.close()  // under the lock: `wake` never writes to a closed descriptor
+                state.thread = nil
+                defer { state.subscribers.removeAll() }
+                return Array(state.subscribers.values)
+            }
+            for subscriber in subscribers { subscriber.finish() }
+            return false
+        }
+        guard let version = try? coordinator.storage.commitVersion() else { return true }
+        guard version != loop.seenVersion || forced else { return true }
+        loop.seenVersion = version
+        // A failed read leaves the cursors where they were: the next wake reads again.
+        try? announce(store: store)
+        return true
     }
 
     /// Reads the history after the lowest cursor and hands each transaction to whoever has
