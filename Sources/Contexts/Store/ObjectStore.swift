@@ -114,8 +114,11 @@ public final class ObjectStore: Sendable {
         /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`. Default `false`.
         ///
         /// Price: one thread per object store, woken by inotify on the store's log directory
-        /// (and every 0.2 s as a fallback), which reads the newest commit version when woken.
-        /// Only saves of stores that track history are announced. Cannot change after open.
+        /// (and every 0.2 s as a fallback). After each wake it reads the newest commit version
+        /// every 0.2 ms for 10 ms, then every millisecond up to 0.1 s (a commit is visible only
+        /// after its sync), so under a steady stream of commits it reads the version about
+        /// 5,000 times a second. Only saves of stores that track history are announced. Cannot
+        /// change after open.
         ///
         /// ```swift
         /// options.observesRemoteChanges = true
