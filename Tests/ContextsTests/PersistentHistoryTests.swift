@@ -149,6 +149,78 @@ import Glibc
         }
     }
 
+    @Test func deleteHistoryRemovesMoreThanOneCommitsWorth() throws {
+        try withTestStore(configure: Self.tracked) { store in
+            // 2,500 records written straight into the table: deletes run 1,000 to a commit.
+            var batch = WriteBatch()
+            for version in 1...2_500 {
+                let record = HistoryRecord.encode(time: Date(), contextName: "bulk", author: nil, processID: 1, origin: "O",
+                                                  changes: [HistoryChange(objectID: ObjectID(entityName: "Person", primaryKey: UInt64(version)), kind: .insert)])
+                batch.put(record, forKey: (0..<8).map { UInt8(truncatingIfNeeded: UInt64(version) >> (56 - 8 * $0)) }, in: HistoryRecord.table)
+            }
+            try store.objects.store.commit(batch)
+            #expect(try store.objects.fetchHistory().count == 2_500)
+            #expect(try store.objects.deleteHistory(before: HistoryToken(version: 2_401)) == 2_400)
+            #expect(try store.objects.fetchHistory().map(\.commitVersion) == Array(2_401...2_500))
+        }
+    }
+
+    /// The documented bypass: an ObjectStore without history on the same engine store commits
+    /// between a tracked save's prediction and its commit. Tokens still rise in commit order and
+    /// never exceed the commit's version, so reading after the last token misses nothing.
+    @Test(.timeLimit(.minutes(2)))
+    func commitsThatBypassTheLockKeepTheHistoryInCommitOrder() throws {
+        let directory = try TemporaryDirectory(prefix: "cairn-history-bypass")
+        defer { directory.remove() }
+        var engine = Store.Options()
+        engine.durability = .normal
+        let store = try Store(directory: directory.path, options: engine)
+        var options = ObjectStore.Options()
+        options.saveDurability = .normal
+        options.tracksHistory = true
+        let tracked = try ObjectStore(store: store, schema: testSchema, options: options)
+        options.tracksHistory = false
+        let untracked = try ObjectStore(store: store, schema: testSchema, options: options)
+        defer { tracked.close(); untracked.close() }
+        let saved = ConditionLock<[(version: UInt64, id: ObjectID)]>([])
+        let seen = ConditionLock<[HistoryTransaction]>([])
+        DispatchQueue.concurrentPerform(iterations: 3) { role in
+            do {
+                switch role {
+                case 0, 1:
+                    let context = (role == 0 ? tracked : untracked).newBackgroundContext(name: "saver\(role)")
+                    for round in 0..<40 {
+                        let (version, id) = try context.performAndWait {
+                            let object = context.insert(entity: "Person")
+                            object["name"] = .string("R\(role)-\(round)"); object["age"] = .int(Int64(round))
+                            try context.save()
+                            return (context.lastDidSaveNotification!.commitVersion!, object.objectID)
+                        }
+                        if role == 0 { saved.withLock { $0.append((version, id)) } }
+                    }
+                default:
+                    // A reader that keeps the last token it saw, as an application would.
+                    var token = HistoryToken.start
+                    while seen.value.count < 40 {
+                        let next = try tracked.fetchHistory(after: token)
+                        seen.withLock { $0 += next }
+                        token = next.last?.token ?? token
+                    }
+                }
+            } catch {
+                Issue.record("role \(role): \(error)")
+            }
+        }
+        let history = try tracked.fetchHistory()
+        let saves = saved.value
+        #expect(history.count == 40 && seen.value == history)
+        #expect(zip(history, history.dropFirst()).allSatisfy { $0.token < $1.token })
+        for (transaction, save) in zip(history, saves) {
+            #expect(transaction.insertedObjectIDs == [save.id] && transaction.commitVersion <= save.version)
+        }
+        print("bypass: \(zip(history, saves).filter { $0.0.commitVersion < $0.1.version }.count) of 40 transactions below their commit's version")
+    }
+
     @Test func aTransactionMergesLikeTheDidSaveItRecords() throws {
         try withTestStore(configure: Self.tracked) { store in
             let annID = try store.seed("Person", person("Ann", 30))
