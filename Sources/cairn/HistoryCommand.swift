@@ -39,11 +39,9 @@ enum HistoryCommand {
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
         guard after.version < UInt64.max else { return .success }
-        let first = after.version + 1
-        let lower = (0..<8).map { UInt8(truncatingIfNeeded: first >> (56 - 8 * $0)) }
         var output = OutputBuffer(.output)
         defer { output.flush() }
-        try snapshot.forEach(in: HistoryRecord.table, from: lower) { key, value, _ in
+        try snapshot.forEach(in: HistoryRecord.table, from: HistoryRecord.key(for: after.version + 1)) { key, value, _ in
             let transaction: HistoryTransaction
             do throws(StorageError) {
                 transaction = try HistoryRecord.decode(key: key, bytes: value)

@@ -156,7 +156,7 @@ import Glibc
             for version in 1...2_500 {
                 let record = HistoryRecord.encode(time: Date(), contextName: "bulk", author: nil, processID: 1, origin: "O",
                                                   changes: [HistoryChange(objectID: ObjectID(entityName: "Person", primaryKey: UInt64(version)), kind: .insert)])
-                batch.put(record, forKey: (0..<8).map { UInt8(truncatingIfNeeded: UInt64(version) >> (56 - 8 * $0)) }, in: HistoryRecord.table)
+                batch.put(record, forKey: HistoryRecord.key(for: UInt64(version)), in: HistoryRecord.table)
             }
             try store.objects.store.commit(batch)
             #expect(try store.objects.fetchHistory().count == 2_500)
@@ -261,7 +261,8 @@ import Glibc
         #expect(String(decoding: bytes, as: UTF8.self) == #"{"author":"sync","context":"import","deleted":["cairn://Person/p3"],"format":1,"#
             + #""inserted":["cairn://Person/p7"],"origin":"O","pid":4242,"time":786245551.25,"#
             + #""updated":[{"id":"cairn://Person/p1","properties":["age","name"]}]}"#)
-        let key: [UInt8] = [0, 0, 0, 0, 0, 0, 0, 9]
+        let key = HistoryRecord.key(for: 9)
+        #expect(key == [0, 0, 0, 0, 0, 0, 0, 9])  // the key is the commit version, 8 bytes big-endian
         let transaction = try key.withUnsafeBytes { key in try bytes.withUnsafeBytes { try HistoryRecord.decode(key: key, bytes: $0) } }
         #expect(transaction.commitVersion == 9 && transaction.author == "sync" && transaction.processID == 4242)
         #expect(transaction.changes.map(\.kind) == [.insert, .update, .delete])
@@ -271,7 +272,7 @@ import Glibc
         try withTestStore(configure: Self.tracked) { store in
             try store.seed("Person", person("Ann", 30))
             var batch = WriteBatch()
-            batch.put(Array("{not json".utf8), forKey: [0, 0, 0, 0, 0, 0, 0, 0xFF], in: HistoryRecord.table)
+            batch.put(Array("{not json".utf8), forKey: HistoryRecord.key(for: 255), in: HistoryRecord.table)
             try store.objects.store.commit(batch)
             do {
                 _ = try store.objects.fetchHistory()

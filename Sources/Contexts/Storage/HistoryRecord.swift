@@ -27,6 +27,9 @@ package enum HistoryRecord {
     /// The table the records are in (`meta:history`).
     package static let table = StorageMapping.historyTable
 
+    /// The key of the record of the commit with `version`.
+    package static func key(for version: UInt64) -> [UInt8] { StorageMapping.key(for: version) }
+
     private struct Record: Codable {
         var format: Int
         var time: Double
