@@ -8,7 +8,7 @@ enum WorkloadCatalog {
     static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
                         "context-save", "context-fetch", "conflict-save",
                         "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed",
-                        "reader-process", "writer-readers"]
+                        "reader-process", "writer-readers", "notification-latency"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -81,6 +81,9 @@ enum WorkloadCatalog {
             return try runWorkload(name: "writer-readers", unit: "commits/s", rounds: sizes.rounds, contenders: contenders,
                                    notes: ["\(sizes.commits) durable one-record commits from 8 writers, alone and with three reader processes beside them (each: a snapshot, 10 point reads, 1 ms of sleep, again); ratio = alone / with readers"],
                                    log: log)
+        })
+        workloads.append(Workload(name: "notification-latency") { log in
+            try HistoryWorkloads.notificationLatency(saves: sizes.notificationSaves, log: log)
         })
         return workloads
     }
