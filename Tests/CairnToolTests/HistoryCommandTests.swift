@@ -37,6 +37,32 @@ extension CairnToolTests {
             return (path, versions)
         }
 
+        @Test func historyReadsBesideTheProcessWritingTheStore() throws {
+            let directory = try TemporaryDirectory(purpose: "history-beside")
+            defer { directory.remove() }
+            let (path, versions) = try Self.trackedStore(directory)
+            // This process holds the store for writing; its newest save is in the log only.
+            let schema = try Schema([EntityDescription("Person", attributes: [
+                AttributeDescription("name", .string), AttributeDescription("age", .int),
+            ])])
+            var options = ObjectStore.Options()
+            options.tracksHistory = true
+            let objects = try ObjectStore(directory: path, schema: schema, options: options)
+            defer { objects.close() }
+            let context = objects.newBackgroundContext(name: "writer")
+            let version = try context.performAndWait {
+                let cy = context.insert(entity: "Person")
+                cy["name"] = .string("Cy"); cy["age"] = .int(9)
+                try context.save()
+                return context.lastDidSaveNotification!.commitVersion!
+            }
+            let run = try cairn("history", path, "--after", "\(versions.last!)")
+            #expect(run.status == 0, "\(run)")
+            let header = try #require(run.lines.first, "\(run)").split(separator: "\t", omittingEmptySubsequences: false)
+            #expect(header.count == 5 && header[0] == "\(version)" && header[2] == "writer", "\(run)")
+            #expect(run.lines.dropFirst() == ["\tinsert\tcairn://Person/p3"], "\(run)")
+        }
+
         @Test func historyPrintsEachTransactionWithItsChanges() throws {
             let directory = try TemporaryDirectory(purpose: "history")
             defer { directory.remove() }
