@@ -7,15 +7,20 @@ import Testing
 
 extension CairnToolTests {
     @Suite struct HistoryCommandTests {
-        /// A tracked store with three saves: two inserts (author "app\tone"), an update, a delete.
-        static func trackedStore(_ directory: TemporaryDirectory) throws -> (path: String, versions: [UInt64]) {
-            let path = directory.path + "/store"
+        /// An object store of people that tracks history.
+        static func openTracked(_ path: String) throws -> ObjectStore {
             let schema = try Schema([EntityDescription("Person", attributes: [
                 AttributeDescription("name", .string), AttributeDescription("age", .int),
             ])])
             var options = ObjectStore.Options()
             options.tracksHistory = true
-            let objects = try ObjectStore(directory: path, schema: schema, options: options)
+            return try ObjectStore(directory: path, schema: schema, options: options)
+        }
+
+        /// A tracked store with three saves: two inserts (author "app\tone"), an update, a delete.
+        static func trackedStore(_ directory: TemporaryDirectory) throws -> (path: String, versions: [UInt64]) {
+            let path = directory.path + "/store"
+            let objects = try openTracked(path)
             defer { objects.close() }
             let context = objects.newBackgroundContext(name: "editor")
             context.transactionAuthor = "app\tone"
@@ -42,12 +47,7 @@ extension CairnToolTests {
             defer { directory.remove() }
             let (path, versions) = try Self.trackedStore(directory)
             // This process holds the store for writing; its newest save is in the log only.
-            let schema = try Schema([EntityDescription("Person", attributes: [
-                AttributeDescription("name", .string), AttributeDescription("age", .int),
-            ])])
-            var options = ObjectStore.Options()
-            options.tracksHistory = true
-            let objects = try ObjectStore(directory: path, schema: schema, options: options)
+            let objects = try Self.openTracked(path)
             defer { objects.close() }
             let context = objects.newBackgroundContext(name: "writer")
             let version = try context.performAndWait {
