@@ -34,7 +34,7 @@ enum HistoryCommand {
             after = token
         }
         let json = arguments.flag("json")
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }

@@ -55,7 +55,7 @@ enum KeyValueCommands {
         let path = arguments.positionals[0]
         let key = try key(arguments.positionals[1])
         let tableName = try table(arguments)
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
@@ -155,7 +155,7 @@ enum KeyValueCommands {
     /// default table is there for every store, written to or not).
     private static func printRecords(path: String, table: String, named: Bool, prefix: [UInt8]?, reverse: Bool,
                                      limit: Int?, skipCorrupt: Bool) throws -> ExitStatus {
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }

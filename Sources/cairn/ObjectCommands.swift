@@ -68,6 +68,19 @@ enum ObjectCommands {
         return .success
     }
 
+    /// The object store at `path` for a command that only reads: read-only beside the process
+    /// that has it open (`ObjectStore.Options.readOnly`), as any open otherwise.
+    static func openForReading(_ path: String, schema: Schema) throws(ContextError) -> ObjectStore {
+        do {
+            return try ObjectStore(directory: path, schema: schema, options: progressOptions())
+        } catch {
+            guard case .storage(let failure) = error, case .locked(let pid) = failure.code, pid != getpid() else { throw error }
+        }
+        var options = progressOptions()
+        options.readOnly = true
+        return try ObjectStore(directory: path, schema: schema, options: options)
+    }
+
     /// Options that report migrations and index builds on standard error.
     static func progressOptions() -> ObjectStore.Options {
         var options = ObjectStore.Options()
@@ -118,7 +131,7 @@ enum ObjectCommands {
         }
         let objects: ObjectStore
         do {
-            objects = try ObjectStore(directory: path, schema: schema, options: progressOptions())
+            objects = try openForReading(path, schema: schema)
         } catch {
             throw CommandError.failed("cannot open \(StoreAccess.shown(path)): \(error)")
         }
@@ -152,7 +165,7 @@ enum ObjectCommands {
     /// (the caller prints raw records).
     static func dumpObjectTable(path: String, table: String) throws -> ExitStatus? {
         guard table.hasPrefix("entity:") else { return nil }
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
@@ -179,7 +192,7 @@ enum ObjectCommands {
 
     /// The schema the store at `path` recorded.
     static func recordedSchema(_ path: String) throws -> Schema {
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }

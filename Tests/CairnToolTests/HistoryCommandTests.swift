@@ -7,15 +7,20 @@ import Testing
 
 extension CairnToolTests {
     @Suite struct HistoryCommandTests {
-        /// A tracked store with three saves: two inserts (author "app\tone"), an update, a delete.
-        static func trackedStore(_ directory: TemporaryDirectory) throws -> (path: String, versions: [UInt64]) {
-            let path = directory.path + "/store"
+        /// An object store of people that tracks history.
+        static func openTracked(_ path: String) throws -> ObjectStore {
             let schema = try Schema([EntityDescription("Person", attributes: [
                 AttributeDescription("name", .string), AttributeDescription("age", .int),
             ])])
             var options = ObjectStore.Options()
             options.tracksHistory = true
-            let objects = try ObjectStore(directory: path, schema: schema, options: options)
+            return try ObjectStore(directory: path, schema: schema, options: options)
+        }
+
+        /// A tracked store with three saves: two inserts (author "app\tone"), an update, a delete.
+        static func trackedStore(_ directory: TemporaryDirectory) throws -> (path: String, versions: [UInt64]) {
+            let path = directory.path + "/store"
+            let objects = try openTracked(path)
             defer { objects.close() }
             let context = objects.newBackgroundContext(name: "editor")
             context.transactionAuthor = "app\tone"
@@ -35,6 +40,27 @@ extension CairnToolTests {
                 versions.append(context.lastDidSaveNotification!.commitVersion!)
             }
             return (path, versions)
+        }
+
+        @Test func historyReadsBesideTheProcessWritingTheStore() throws {
+            let directory = try TemporaryDirectory(purpose: "history-beside")
+            defer { directory.remove() }
+            let (path, versions) = try Self.trackedStore(directory)
+            // This process holds the store for writing; its newest save is in the log only.
+            let objects = try Self.openTracked(path)
+            defer { objects.close() }
+            let context = objects.newBackgroundContext(name: "writer")
+            let version = try context.performAndWait {
+                let cy = context.insert(entity: "Person")
+                cy["name"] = .string("Cy"); cy["age"] = .int(9)
+                try context.save()
+                return context.lastDidSaveNotification!.commitVersion!
+            }
+            let run = try cairn("history", path, "--after", "\(versions.last!)")
+            #expect(run.status == 0, "\(run)")
+            let header = try #require(run.lines.first, "\(run)").split(separator: "\t", omittingEmptySubsequences: false)
+            #expect(header.count == 5 && header[0] == "\(version)" && header[2] == "writer", "\(run)")
+            #expect(run.lines.dropFirst() == ["\tinsert\tcairn://Person/p3"], "\(run)")
         }
 
         @Test func historyPrintsEachTransactionWithItsChanges() throws {

@@ -72,9 +72,11 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commitVersion() throws(StorageError) -> UInt64 {
-        let view = try readView()
-        defer { view.close() }
-        return view.version
+        do {
+            return try store.latestCommitVersion()
+        } catch {
+            throw StorageError(error, operation: "commit version")
+        }
     }
 
     /// The log's directory: every commit appends to a segment in it.
@@ -193,6 +195,7 @@ extension StorageError {
         case .snapshotExpired(let version, _): code = .readViewExpired(version: version)
         case .snapshotClosed: code = .readViewClosed
         case .conditionFailed: code = .conditionsFailed
+        case .readOnly: code = .readOnly
         }
         self.init(code: code, operation: operation, message: error.description)
     }
@@ -251,6 +254,23 @@ extension ObjectStore.Options {
     package var storeOptions: Store.Options {
         get { engine.options }
         set { engine.options = newValue }
+    }
+
+    /// Opens the store for reading only, beside the process that writes it (the engine's
+    /// `Store.Options.readOnly`): contexts fetch and refresh as usual and see every commit the
+    /// writer acknowledged before their read view began; saves fail with a storage error whose
+    /// code is `.readOnly`, and nothing is written. Opening fails the same way when the schema
+    /// differs from the store's (a migration or an index build would have to write). Default
+    /// false.
+    ///
+    /// ```swift
+    /// var options = ObjectStore.Options()
+    /// options.readOnly = true
+    /// let objects = try ObjectStore(directory: path, schema: schema, options: options)
+    /// ```
+    public var readOnly: Bool {
+        get { engine.options.readOnly }
+        set { engine.options.readOnly = newValue }
     }
 
     /// The most the engine's data file may grow to, in bytes (LMDB's map size). Default 64 GiB.

@@ -40,7 +40,9 @@ package protocol ObjectStorage: AnyObject, Sendable {
     /// this store (to any process) and not taken by a stored record at the time.
     func allocatePrimaryKeys(count: Int, for entityName: String) throws(StorageError) -> [UInt64]
 
-    /// The version of the newest commit.
+    /// The version of the newest commit. Cheap enough to poll: on the engine it reads no
+    /// record, and a store open for reading in another process than the writer's reads only
+    /// the writer's log records appended since the last call (none, when nothing changed).
     func commitVersion() throws(StorageError) -> UInt64
 
     /// Calls `observer` after every commit made through this storage that wrote something, on
@@ -52,6 +54,18 @@ package protocol ObjectStorage: AnyObject, Sendable {
 
     /// Closes the store; later calls fail with ``StorageError/Code-swift.enum/closed``.
     func close()
+}
+
+extension ObjectStorage {
+    /// Whether a commit newer than `version` exists: what a poller of another process's
+    /// changes asks (remote change notifications), as cheap as ``commitVersion()``.
+    ///
+    /// ```swift
+    /// if try storage.hasCommits(after: seen) { notify() }
+    /// ```
+    package func hasCommits(after version: UInt64) throws(StorageError) -> Bool {
+        try commitVersion() > version
+    }
 }
 
 /// A consistent read of the store at one commit version.

@@ -9,7 +9,8 @@ import Glibc
 // Persistent history across real processes. A second process cannot open a store while a
 // writer holds it (the process lock), so here the other process saves and ends (exits or is
 // killed) before this one opens; the remote-change stream after a kept token then announces
-// what it did. Watching a live writer from another process waits for read-only stores.
+// what it did. Watching a live writer from another process, read-only beside it:
+// LiveWriterRemoteChangeTests.
 
 @Suite struct RemoteChangeProcessTests {
     /// The child's acknowledged saves: (commit version, item ID), in order.
