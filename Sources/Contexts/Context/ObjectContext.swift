@@ -127,6 +127,8 @@ public final class ObjectContext: @unchecked Sendable {
     var lastSaveReportStorage: SaveReport?
     var lastDidSaveStorage: ContextDidSaveNotification?
     var lastAutomaticMergeErrorStorage: ContextError?
+    /// A read a delete rule needed at `delete(_:)` that failed: the next save throws it.
+    var deleteRuleFailure: ContextError?
     /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
     var generationState: GenerationState = .unpinned
 
@@ -273,6 +275,7 @@ public final class ObjectContext: @unchecked Sendable {
         object.insertedFlag = false
         object.deletedFlag = false
         object.conflictCheckMark = false
+        object.membershipChangedFlag = false
     }
 
     /// Gives a registered object a new (permanent) ID, remembering the old temporary one.

@@ -44,6 +44,8 @@ extension ObjectContext {
             advanceQueryGeneration()
             return
         }
+        // Before the will-save, which lists the to-many ends this marks as updated.
+        if parent == nil && core.schema.hasRelationships { try prepareRelationshipsForSave() }
         let willSave = postWillSave()
         if parent != nil {
             try saveToParent(&report)
@@ -159,6 +161,7 @@ extension ObjectContext {
                         try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
                     }
                 }
+                if core.schema.hasRelationships { try repairReferences(in: &entries, resolved: round.entryIndices) }
             }
         }
     }
@@ -230,6 +233,7 @@ extension ObjectContext {
             for index in insertedEntries {
                 if let newID = newIDs[ObjectIdentifier(entries[index].object)] { entries[index].id = newID }
             }
+            if core.schema.hasRelationships { resolveTemporaryReferences(in: &entries, insertedEntries: insertedEntries) }
         }
         return entries
     }
@@ -380,6 +384,7 @@ extension ObjectContext {
             let object = entry.object
             let id = entry.id
             object.conflictCheckMark = false
+            object.membershipChangedFlag = false
             deleted.append(contentsOf: entry.retiredRecords.map(\.id))
             switch entry.step {
             case .insert, .update:
