@@ -74,7 +74,7 @@ final class OrgStore: Sendable {
     func storedMembers(of owner: ObjectID, _ relationship: String = "employees") throws -> [String] {
         let context = self.context("reader")
         return try context.performAndWait {
-            try context.existingObject(with: owner).members(of: relationship).map { "\($0["name"])" }.sorted()
+            try context.existingObject(with: owner).members(of: relationship).map(\.name).sorted()
         }
     }
 
@@ -101,4 +101,12 @@ func insert(_ entity: String, _ values: [String: String], in context: ObjectCont
     let object = context.insert(entity: entity)
     for (name, value) in values { object[name] = .string(value) }
     return object
+}
+
+extension StoredObject {
+    /// The `name` attribute as a String ("" when it is not one).
+    var name: String {
+        if case .string(let name) = self["name"] { return name }
+        return ""
+    }
 }
