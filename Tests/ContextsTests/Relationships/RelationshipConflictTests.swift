@@ -1,0 +1,178 @@
+import Contexts
+import Policies
+import Testing
+
+/// The spec's "Conflicts on relationships", every row under the five built-in policies. B saves
+/// first, A second from an older read; after every save the stored graph must be consistent.
+@Suite("Relationships: conflicts under every policy")
+struct RelationshipConflictTests {
+    /// A's save outcome per policy: "ok" or "conflict".
+    static func outcome(_ policy: String) -> String { policy == "error" ? "conflict" : "ok" }
+
+    /// Runs A's save, returning "ok" or "conflict" (a MergeError).
+    static func save(_ context: ObjectContext) throws -> String {
+        do {
+            try context.save()
+            return "ok"
+        } catch is MergeError {
+            return "conflict"
+        }
+    }
+
+    @Test("a move is a change of both ends: a rename of the old department from an older read conflicts on it",
+          arguments: policyNames)
+    func moveVersusRename(_ policy: String) throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { _ = try a.existingObject(with: org.eng) }
+            try b.performAndWait {
+                try b.existingObject(with: org.ann).setDestination(try b.existingObject(with: org.ops), of: "department")
+                try b.save()
+            }
+            let result = try a.performAndWait {
+                try a.existingObject(with: org.eng)["name"] = .string("R&D")
+                return try Self.save(a)
+            }
+            #expect(result == Self.outcome(policy))
+            let expectedName = ["storeTrump", "objectTrump", "overwrite"].contains(policy) ? "R&D" : "Eng"
+            #expect(try store.committed(org.eng)?.values.value(of: "name") == .string(expectedName))
+            #expect(try store.storedMembers(of: org.eng) == ["Bob"])
+            #expect(try store.storedMembers(of: org.ops) == ["Ann"])
+            #expect(try store.problems() == [])
+        }
+    }
+
+    @Test("two contexts add different members to one to-many: a conflict under error, both additions kept under the others",
+          arguments: policyNames)
+    func concurrentAdditions(_ policy: String) throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { _ = try a.existingObject(with: org.ops) }
+            try b.performAndWait {
+                try b.existingObject(with: org.ops).addMember(try b.existingObject(with: org.ann), to: "employees")
+                try b.save()
+            }
+            let result = try a.performAndWait {
+                try a.existingObject(with: org.ops).addMember(try a.existingObject(with: org.bob), to: "employees")
+                let result = try Self.save(a)
+                if result == "conflict" { #expect(a.lastSaveConflicts.map(\.kind) == [.updateUpdate]) }
+                return result
+            }
+            #expect(result == Self.outcome(policy))
+            #expect(try store.storedMembers(of: org.ops) == (policy == "error" ? ["Ann"] : ["Ann", "Bob"]))
+            #expect(try store.storedMembers(of: org.eng) == (policy == "error" ? ["Bob"] : []))
+            #expect(try store.problems() == [])
+        }
+    }
+
+    @Test("a to-one moved by two contexts is resolved like an attribute changed on both sides", arguments: policyNames)
+    func toOneMovedTwice(_ policy: String) throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let lab = try store.context("seed").performAndWait { () throws -> ObjectID in
+                let context = store.context("lab")
+                return try context.performAndWait {
+                    let lab = insert("Department", ["name": "Lab"], in: context)
+                    try context.save()
+                    return lab.objectID
+                }
+            }
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { _ = try a.existingObject(with: org.ann) }
+            try b.performAndWait {
+                try b.existingObject(with: org.ann).setDestination(try b.existingObject(with: org.ops), of: "department")
+                try b.save()
+            }
+            let result = try a.performAndWait {
+                try a.existingObject(with: org.ann).setDestination(try a.existingObject(with: lab), of: "department")
+                return try Self.save(a)
+            }
+            #expect(result == Self.outcome(policy))
+            let oursWins = policy == "objectTrump" || policy == "overwrite"
+            #expect(try store.storedMembers(of: oursWins ? lab : org.ops) == ["Ann"])
+            #expect(try store.storedMembers(of: oursWins ? org.ops : lab) == [])
+            #expect(try store.storedMembers(of: org.eng) == ["Bob"])
+            #expect(try store.problems() == [])
+        }
+    }
+
+    @Test("a reference to an object deleted in the store is an update/delete conflict on it: the store's side removes the reference, ours re-inserts it",
+          arguments: policyNames)
+    func referenceToDeletedDestination(_ policy: String) throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { _ = try a.existingObject(with: org.ops) }
+            try b.performAndWait {
+                b.delete(try b.existingObject(with: org.ops))
+                try b.save()
+            }
+            let (result, cy) = try a.performAndWait {
+                let cy = insert("Person", ["name": "Cy"], in: a)
+                cy.setDestination(try a.existingObject(with: org.ops), of: "department")
+                let result = try Self.save(a)
+                if result == "conflict" { #expect(a.lastSaveConflicts.map(\.kind) == [.updateDelete]) }
+                return (result, cy.objectID)
+            }
+            #expect(result == Self.outcome(policy))
+            switch policy {
+            case "error":
+                #expect(try store.committed(cy) == nil)
+            case "storeTrump", "rollback":
+                #expect(try store.committed(org.ops) == nil)
+                #expect(try store.committed(cy)?.values.value(of: "department") == .null)
+            default:  // objectTrump, overwrite: the department is re-inserted with ours, keeping its ID
+                #expect(try store.committed(org.ops)?.values.value(of: "name") == .string("Ops"))
+                #expect(try store.storedMembers(of: org.ops) == ["Cy"])
+            }
+            #expect(try store.problems() == [])
+        }
+    }
+
+    @Test("a delete of a department against a store update that added a member: a delete that wins nullifies that member too",
+          arguments: policyNames)
+    func deleteVersusAddedMember(_ policy: String) throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { a.delete(try a.existingObject(with: org.ops)) }
+            try b.performAndWait {
+                try b.existingObject(with: org.ops).addMember(try b.existingObject(with: org.ann), to: "employees")
+                try b.save()
+            }
+            let result = try a.performAndWait {
+                let result = try Self.save(a)
+                if result == "conflict" { #expect(a.lastSaveConflicts.map(\.kind) == [.deleteUpdate]) }
+                return result
+            }
+            #expect(result == Self.outcome(policy))
+            switch policy {
+            case "error", "storeTrump", "rollback":  // failed, or the delete is cancelled
+                #expect(try store.storedMembers(of: org.ops) == ["Ann"])
+            default:  // the delete wins, and Ann, added meanwhile, is nullified in the same commit
+                #expect(try store.committed(org.ops) == nil)
+                #expect(try store.committed(org.ann)?.values.value(of: "department") == .null)
+            }
+            #expect(try store.problems() == [])
+        }
+    }
+
+    @Test("a cascade that wins against a store update deletes the member that update added", arguments: ["objectTrump", "overwrite"])
+    func cascadeVersusAddedMember(_ policy: String) throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
+            let org = try store.seedOrg()
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { a.delete(try a.existingObject(with: org.ops)) }
+            try b.performAndWait {
+                try b.existingObject(with: org.ops).addMember(try b.existingObject(with: org.ann), to: "employees")
+                try b.save()
+            }
+            try a.performAndWait { try a.save() }
+            #expect(try store.committed(org.ops) == nil)
+            #expect(try store.committed(org.ann) == nil)
+            #expect(try store.problems() == [])
+        }
+    }
+}
