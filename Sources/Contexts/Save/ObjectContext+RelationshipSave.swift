@@ -119,15 +119,32 @@ extension ObjectContext {
         }
         guard !gone.isEmpty else { return }
         for index in entries.indices {
+            let layout = entries[index].object.entity.layout
             switch entries[index].step {
-            case .insert, .update: break
-            default: continue
-            }
-            for relationship in entries[index].object.entity.layout.relationships {
-                guard let position = relationship.storagePosition,
-                      case .string(let uri) = entries[index].values[position], gone.contains(uri) else { continue }
-                entries[index].values[position] = .null
+            case .insert, .update:
+                for relationship in layout.relationships {
+                    guard let position = relationship.storagePosition,
+                          case .string(let uri) = entries[index].values[position], gone.contains(uri) else { continue }
+                    entries[index].values[position] = .null
+                    try entries[index].validate()
+                }
+            case let .takeStore(values?, version):
+                // A cancelled delete (a cascade the store's update stopped) keeps the store's
+                // record, whose to-one may name an object this commit deletes: write it nullified.
+                var repaired = values
+                for relationship in layout.relationships {
+                    guard let position = relationship.storagePosition,
+                          case .string(let uri) = values[position], gone.contains(uri) else { continue }
+                    repaired[position] = .null
+                }
+                guard repaired != values else { continue }
+                entries[index].values = repaired
+                entries[index].ancestorValues = values
+                entries[index].ancestorVersion = version
+                entries[index].step = .update
                 try entries[index].validate()
+            default:
+                continue
             }
         }
     }

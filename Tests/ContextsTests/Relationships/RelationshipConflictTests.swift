@@ -176,3 +176,36 @@ struct RelationshipConflictTests {
         }
     }
 }
+
+/// A cascade against a store update of a member: the member's delete/update conflict is
+/// resolved like any other, and a cancelled delete leaves the member without its deleted owner.
+@Suite("Relationships: cascade against a member's update")
+struct CascadeConflictTests {
+    @Test("the store updated a member the cascade deletes: error fails, a cancelled delete nullifies it, a winning delete removes it",
+          arguments: policyNames)
+    func cascadeVersusMemberUpdate(_ policy: String) throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
+            let org = try store.seedOrg()
+            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+            try a.performAndWait { a.delete(try a.existingObject(with: org.eng)) }
+            try b.performAndWait {
+                try b.existingObject(with: org.ann)["name"] = .string("Anne")
+                try b.save()
+            }
+            let result = try a.performAndWait { try RelationshipConflictTests.save(a) }
+            #expect(result == RelationshipConflictTests.outcome(policy))
+            #expect(try store.committed(org.bob) == nil || policy == "error")
+            switch policy {
+            case "error":
+                #expect(try store.storedMembers(of: org.eng) == ["Anne", "Bob"])
+            case "storeTrump", "rollback":  // Ann's delete is cancelled: she stays, without a department
+                #expect(try store.committed(org.eng) == nil)
+                #expect(try store.committed(org.ann)?.values.value(of: "name") == .string("Anne"))
+                #expect(try store.committed(org.ann)?.values.value(of: "department") == .null)
+            default:
+                #expect(try store.committed(org.eng) == nil && store.committed(org.ann) == nil)
+            }
+            #expect(try store.problems() == [])
+        }
+    }
+}
