@@ -73,43 +73,150 @@ extension ObjectContext {
         }
     }
 
-    /// After a conflict round's resolutions: the graph the next commit writes has no reference to
-    /// an object it leaves deleted. `resolved`: the entries the policy just resolved.
-    func repairReferences(in entries: inout [SaveEntry], resolved: [Int]) throws {
-        // Deletes that won against a store update: that update may have added members.
-        var worklist = resolved.filter { if case .delete = entries[$0].step { true } else { false } }
+    /// Adds to the save the members the store holds of each object that `candidates` deletes:
+    /// a nullify rule writes each one without its to-one, a cascade deletes it (and goes on from
+    /// it). Read from the latest commit: a member this context does not see (it holds an older
+    /// state of it, or never read it) is still a member in the store. Returns whether it added any.
+    ///
+    /// The owner's delete is conditioned on its version and every membership change raises it,
+    /// so the commit fails if the store's members change before it.
+    @discardableResult
+    func includeStoreMembers(ofDeletesAmong candidates: [Int], in entries: inout [SaveEntry]) throws -> Bool {
+        var worklist = candidates.filter { entries[$0].isDelete }
+        guard !worklist.isEmpty else { return false }
         var entryOfObject: [ObjectIdentifier: Int] = [:]
         for (index, entry) in entries.enumerated() { entryOfObject[ObjectIdentifier(entry.object)] = index }
+        var added = false
         while let index = worklist.popLast() {
-            let object = entries[index].object
-            for relationship in object.entity.layout.relationships where relationship.isToMany {
+            let owner = entries[index].object
+            for relationship in owner.entity.layout.relationships where relationship.isToMany {
                 let rule = relationship.description.deleteRule
                 guard rule != .noAction else { continue }
-                let members = try fetch(object.memberRequest(relationship))
-                if rule == .deny, !members.isEmpty {
-                    throw ValidationError(objectID: entries[index].id, entityName: object.entity.name,
-                                          attributeName: relationship.name, problem: .deleteDenied(destinations: members.count))
-                }
-                for member in members {
-                    let existing = entryOfObject[ObjectIdentifier(member)]
-                    if rule == .cascade {
-                        if let existing {
-                            entries[existing].step = .delete
-                        } else {
-                            entries.append(SaveEntry(object: member, id: member.storedID, step: .delete,
-                                                     values: member.current, ancestorVersion: member.ancestorVersion))
-                            entryOfObject[ObjectIdentifier(member)] = entries.count - 1
-                            worklist.append(entries.count - 1)
-                        }
-                    } else if existing == nil {
-                        // Nullified by the pass below, like any reference to a deleted object.
-                        entries.append(SaveEntry(object: member, id: member.storedID, step: .update,
-                                                 values: member.current, ancestorVersion: member.ancestorVersion))
-                        entryOfObject[ObjectIdentifier(member)] = entries.count - 1
+                let memberIDs = try storeMemberIDs(of: entries[index].id, relationship)
+                if rule == .deny {
+                    // Members this context moved away count no more (`checkDenyRules` counted its view).
+                    let remaining = memberIDs.filter { id in
+                        guard let member = registeredObject(for: id), let existing = entryOfObject[ObjectIdentifier(member)] else { return true }
+                        return !entries[existing].writesNoReference(to: entries[index].id, relationship)
                     }
+                    if !remaining.isEmpty {
+                        throw ValidationError(objectID: entries[index].id, entityName: owner.entity.name, attributeName: relationship.name,
+                                              problem: .deleteDenied(destinations: remaining.count))
+                    }
+                    continue
+                }
+                for id in memberIDs {
+                    // Gone meanwhile (nil): the commit's conditions tell.
+                    guard let member = try loadedMember(id) else { continue }
+                    if let existing = entryOfObject[ObjectIdentifier(member)] {
+                        // A member this save moves elsewhere is not cascaded (its own version check
+                        // guards the move); one still pointing here is, or is nullified below.
+                        if rule == .cascade && !entries[existing].isDelete
+                            && !entries[existing].writesNoReference(to: entries[index].id, relationship) {
+                            entries[existing].step = .delete
+                            worklist.append(existing)
+                        }
+                        continue
+                    }
+                    added = true
+                    let step: SaveEntry.Step = rule == .cascade || member.deletedFlag ? .delete : .update
+                    var values = member.current
+                    if case .update = step, let position = member.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition {
+                        values[position] = .null
+                    }
+                    entries.append(SaveEntry(object: member, id: member.storedID, step: step, values: values,
+                                             ancestorVersion: member.ancestorVersion))
+                    entryOfObject[ObjectIdentifier(member)] = entries.count - 1
+                    if entries[entries.count - 1].isDelete { worklist.append(entries.count - 1) }
                 }
             }
         }
+        return added
+    }
+
+    /// The member `id` loaded in this context; nil when the store no longer holds it.
+    private func loadedMember(_ id: ObjectID) throws(ContextError) -> StoredObject? {
+        do {
+            return try existingObject(with: id)
+        } catch {
+            if case .objectNotFound = error { return nil }
+            throw error
+        }
+    }
+
+    /// The IDs of the objects whose to-one (the inverse of `relationship`) names `owner` in the
+    /// latest commit, read through that to-one's index.
+    private func storeMemberIDs(of owner: ObjectID, _ relationship: RelationshipLayout) throws(ContextError) -> [ObjectID] {
+        let destination = try core.entity(named: relationship.description.destination)
+        let inverse = relationship.description.inverse
+        guard let index = destination.layout.indexes.first(where: { $0.attributeNames == [inverse] }) else { return [] }
+        var prefix: [UInt8] = []
+        IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
+        let view = try core.readView()
+        defer { view.close() }
+        var ids: [ObjectID] = []
+        do {
+            try view.forEach(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), reverse: false) { key, _, _ in
+                if let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: key) {
+                    ids.append(ObjectID(entityName: destination.name, primaryKey: primaryKey))
+                }
+                return true
+            }
+        } catch {
+            throw ContextError(readFailure: error)
+        }
+        return ids
+    }
+
+    /// After a conflict round's resolutions: the graph the next commit writes has no reference to
+    /// an object it leaves deleted. `resolved`: the entries the policy just resolved.
+    func repairReferences(
+        in entries: inout [SaveEntry], resolved: [Int], theirs: [(values: ObjectValues, version: UInt64)?]
+    ) throws {
+        // Deletes that won against a store update: that update may have added members.
+        try includeStoreMembers(ofDeletesAmong: resolved, in: &entries)
+        try includeRestoredDestinations(of: resolved, theirs: theirs, in: &entries)
+        try nullifyReferencesToDeleted(in: &entries)
+    }
+
+    /// A resolution may write a reference the store's record does not hold (overwrite writes our
+    /// unchanged to-one back over the store's nullified one): its destination joins the save,
+    /// so that the next commit checks it still exists (an update/delete conflict on it if not).
+    /// A destination this context no longer holds and the store does not either loses the reference.
+    private func includeRestoredDestinations(
+        of resolved: [Int], theirs: [(values: ObjectValues, version: UInt64)?], in entries: inout [SaveEntry]
+    ) throws {
+        var entryOfID: [ObjectID: Int] = [:]
+        for (index, entry) in entries.enumerated() { entryOfID[entry.id] = index }
+        for (position, index) in resolved.enumerated() {
+            switch entries[index].step {
+            case .insert, .update: break
+            default: continue
+            }
+            for relationship in entries[index].object.entity.layout.relationships {
+                guard let slot = relationship.storagePosition,
+                      let id = StoredObject.referencedID(entries[index].values[slot]),
+                      entries[index].values[slot] != theirs[position]?.values[slot], entryOfID[id] == nil else { continue }
+                let destination: StoredObject
+                if let registered = registeredObject(for: id), !registered.isFaultStorage {
+                    destination = registered
+                } else if let loaded = try loadedMember(id) {
+                    destination = loaded
+                } else {
+                    entries[index].values[slot] = .null
+                    try entries[index].validate()
+                    continue
+                }
+                if destination.deletedFlag || destination.insertedFlag { continue }
+                entries.append(SaveEntry(object: destination, id: destination.storedID, step: .update, values: destination.current,
+                                         ancestorVersion: destination.ancestorVersion))
+                entryOfID[id] = entries.count - 1
+            }
+        }
+    }
+
+    /// Removes from what the entries write every reference to an object they delete.
+    func nullifyReferencesToDeleted(in entries: inout [SaveEntry]) throws {
         var gone = Set<String>()
         for entry in entries {
             switch entry.step {
@@ -146,6 +253,23 @@ extension ObjectContext {
             default:
                 continue
             }
+        }
+    }
+}
+
+extension SaveEntry {
+    var isDelete: Bool {
+        if case .delete = step { return true }
+        return false
+    }
+
+    /// Whether the entry writes the object without naming `owner` in the inverse of `relationship`.
+    func writesNoReference(to owner: ObjectID, _ relationship: RelationshipLayout) -> Bool {
+        if case .delete = step { return true }
+        guard let position = object.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition else { return false }
+        switch step {
+        case .insert, .update: return values[position] != .string(owner.uriString)
+        default: return false
         }
     }
 }

@@ -161,7 +161,7 @@ extension ObjectContext {
                         try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
                     }
                 }
-                if core.schema.hasRelationships { try repairReferences(in: &entries, resolved: round.entryIndices) }
+                if core.schema.hasRelationships { try repairReferences(in: &entries, resolved: round.entryIndices, theirs: round.theirs) }
             }
         }
     }
@@ -222,6 +222,16 @@ extension ObjectContext {
                 case .insert, .update: entries[entries.count - 1].encodeAhead()
                 default: break
                 }
+            }
+        }
+        // The members of deleted objects as the store holds them, which this context may not see.
+        if core.schema.hasRelationships {
+            let deletes = entries.indices.filter { entries[$0].isDelete }
+            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries) {
+                try nullifyReferencesToDeleted(in: &entries)
+                batch = StorageBatch()
+                entryOfOperation = []
+                for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
             }
         }
         // Before keys are allocated: a duplicate within the save costs the store nothing.
