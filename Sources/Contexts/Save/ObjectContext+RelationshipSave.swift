@@ -126,6 +126,7 @@ extension ObjectContext {
                     }
                     entries.append(SaveEntry(object: member, id: member.storedID, step: step, values: values,
                                              ancestorVersion: member.ancestorVersion))
+                    entries[entries.count - 1].ownerEntry = index
                     entryOfObject[ObjectIdentifier(member)] = entries.count - 1
                     if entries[entries.count - 1].isDelete { worklist.append(entries.count - 1) }
                 }
@@ -173,6 +174,15 @@ extension ObjectContext {
     func repairReferences(
         in entries: inout [SaveEntry], resolved: [Int], theirs: [(values: ObjectValues, version: UInt64)?]
     ) throws {
+        // Members nullified or cascaded for a delete the policy cancelled are left as they are;
+        // owners come before their members, so a cancelled cascade cancels all the way down.
+        for index in entries.indices {
+            guard let owner = entries[index].ownerEntry else { continue }
+            switch entries[owner].step {
+            case .delete, .dropDeleted: continue
+            default: entries[index].step = .takeStore(values: entries[index].ancestorValues, version: entries[index].ancestorVersion)
+            }
+        }
         // Deletes that won against a store update: that update may have added members.
         try includeStoreMembers(ofDeletesAmong: resolved, in: &entries)
         try includeRestoredDestinations(of: resolved, theirs: theirs, in: &entries)
