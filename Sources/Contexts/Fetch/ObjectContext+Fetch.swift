@@ -21,6 +21,7 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [StoredObject] {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         let plan = indexPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
@@ -75,6 +76,7 @@ extension ObjectContext {
             }
         }
         register(made: made, ids: ids)
+        if !request.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(request.relationshipKeyPathsForPrefetching, of: objects) }
         return objects
     }
 
@@ -97,6 +99,7 @@ extension ObjectContext {
     public func count(for request: FetchRequest) throws(ContextError) -> Int {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         let plan = indexPlan(for: request, entity: entity)
         if let plan, plan.exact {
