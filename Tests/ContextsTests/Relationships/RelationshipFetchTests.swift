@@ -68,3 +68,47 @@ struct RelationshipFetchTests {
         }
     }
 }
+
+/// Codable structs map a to-one as the destination's `ObjectID` and a to-many as a list of them.
+@Suite("Relationships: Codable")
+struct RelationshipCodableTests {
+    struct PersonRecord: Codable, Equatable {
+        var name: String
+        var department: ObjectID?
+    }
+
+    struct DepartmentRecord: Codable {
+        var name: String
+        var employees: [ObjectID]
+    }
+
+    struct NameOnly: Codable {
+        var name: String
+    }
+
+    @Test("a to-one decodes and encodes as an ObjectID; a to-many list replaces the members; a missing one keeps them")
+    func codable() throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let context = store.context("A")
+            try context.performAndWait {
+                let ann = try context.existingObject(with: org.ann)
+                #expect(try ann.decode(PersonRecord.self) == PersonRecord(name: "Ann", department: org.eng))
+                try ann.setValues(from: PersonRecord(name: "Ann", department: org.ops))
+                #expect(try context.existingObject(with: org.ops).members(of: "employees").map(\.name) == ["Ann"])
+                #expect(context.updatedObjects.count == 3)  // Ann and both departments
+                let eng = try context.existingObject(with: org.eng)
+                try eng.setValues(from: DepartmentRecord(name: "Eng", employees: [org.ann, org.bob]))
+                #expect(try eng.members(of: "employees").map(\.name).sorted() == ["Ann", "Bob"])
+                try ann.setValues(from: NameOnly(name: "Anne"))
+                #expect(ann.destination(of: "department") === eng)
+                let missing = ObjectID(entityName: "Person", primaryKey: 999)
+                #expect(throws: (any Error).self) { try eng.setValues(from: DepartmentRecord(name: "X", employees: [missing])) }
+                #expect(eng["name"] == .string("Eng"))
+                try context.save()
+            }
+            #expect(try store.storedMembers(of: org.eng) == ["Anne", "Bob"])
+            #expect(try store.problems() == [])
+        }
+    }
+}
