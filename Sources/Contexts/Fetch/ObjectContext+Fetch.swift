@@ -179,6 +179,12 @@ struct PropertyReference {
 
     private let target: Target
 
+    /// The attribute's position; nil for an extra.
+    var position: Int? {
+        if case .attribute(let position) = target { return position }
+        return nil
+    }
+
     init(_ name: String, layout: EntityLayout) {
         target = layout.index(of: name).map(Target.attribute) ?? .extra(name)
     }

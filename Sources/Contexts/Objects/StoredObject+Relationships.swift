@@ -130,6 +130,7 @@ extension StoredObject {
                 + "set it with setDestination(_:of:), not to \(value)")
         }
         write(value, at: position)
+        noteGraphChange()
         guard let context = owner else { return }
         for end in [old, value] {
             if let id = Self.referencedID(end) { context.markMembershipChanged(of: id) }

@@ -119,10 +119,12 @@ public final class StoredObject {
         set {
             materializeAncestor()
             currentStorage = newValue
+            noteGraphChange()
         }
         _modify {
             materializeAncestor()
             yield &currentStorage
+            noteGraphChange()
         }
     }
 
@@ -165,6 +167,12 @@ public final class StoredObject {
     }
 
     /// Gives the ancestor a buffer of its own, if it shares the values' (see `ancestorDelta`).
+    /// Values of an object with to-ones changed: its context's held references may be stale.
+    @inline(__always)
+    func noteGraphChange() {
+        if !entity.layout.relationships.isEmpty, case .registered = lifecycle { owner?.graphEpoch &+= 1 }
+    }
+
     private func materializeAncestor() {
         guard let delta = ancestorDelta else { return }
         var ancestor = currentStorage

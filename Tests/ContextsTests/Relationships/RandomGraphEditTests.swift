@@ -68,6 +68,17 @@ struct RandomGraphEditTests {
                 } else {
                     let created = context.performAndWait { Self.edit(in: context, known: known, random: &random) }
                     known.append(contentsOf: created)
+                    // Members read through the held-reference map are those a plain predicate test finds.
+                    let mismatch = try context.performAndWait { () throws -> String? in
+                        let departments = known.filter { $0.entityName == "Department" }
+                        let id = departments[Int(random.next(upTo: UInt64(departments.count)))]
+                        guard let department = try? context.existingObject(with: id), !department.isDeleted else { return nil }
+                        let members = Set(try department.members(of: "employees").map(ObjectIdentifier.init))
+                        let tested = Set(try context.fetch(FetchRequest(entityName: "Person", predicate: .and([
+                            .references("department", department.objectID)]))).map(ObjectIdentifier.init))
+                        return members == tested ? nil : "\(members.count) members, \(tested.count) by the predicate"
+                    }
+                    #expect(mismatch == nil, "seed \(seed), step \(step), \(context.name): \(mismatch ?? "")")
                 }
             }
             print("RandomGraphEditTests seed \(seed): \(saves) saves, \(conflicts) failed or conflicted, "
