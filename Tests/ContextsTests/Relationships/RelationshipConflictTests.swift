@@ -9,6 +9,28 @@ struct RelationshipConflictTests {
     /// A's save outcome per policy: "ok" or "conflict".
     static func outcome(_ policy: String) -> String { policy == "error" ? "conflict" : "ok" }
 
+    /// A reads `read` (so its later save is from an older read) and runs `first`; B runs `theirs`
+    /// and saves; A runs `ours` and saves under `policy`. A's outcome, and A for checking what it holds.
+    static func race(
+        _ store: OrgStore, policy: String, read: ObjectID, first: (ObjectContext) throws -> Void = { _ in },
+        theirs: (ObjectContext) throws -> Void, ours: (ObjectContext) throws -> Void = { _ in }
+    ) throws -> (outcome: String, context: ObjectContext) {
+        let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
+        try a.performAndWait {
+            _ = try a.existingObject(with: read)
+            try first(a)
+        }
+        try b.performAndWait {
+            try theirs(b)
+            try b.save()
+        }
+        let outcome = try a.performAndWait {
+            try ours(a)
+            return try save(a)
+        }
+        return (outcome, a)
+    }
+
     /// Runs A's save, returning "ok" or "conflict" (a MergeError).
     static func save(_ context: ObjectContext) throws -> String {
         do {
@@ -24,16 +46,11 @@ struct RelationshipConflictTests {
     func moveVersusRename(_ policy: String) throws {
         try withOrgStore { store in
             let org = try store.seedOrg()
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { _ = try a.existingObject(with: org.eng) }
-            try b.performAndWait {
+            let (result, _) = try Self.race(store, policy: policy, read: org.eng, theirs: { b in
                 try b.existingObject(with: org.ann).setDestination(try b.existingObject(with: org.ops), of: "department")
-                try b.save()
-            }
-            let result = try a.performAndWait {
+            }, ours: { a in
                 try a.existingObject(with: org.eng)["name"] = .string("R&D")
-                return try Self.save(a)
-            }
+            })
             #expect(result == Self.outcome(policy))
             let expectedName = ["storeTrump", "objectTrump", "overwrite"].contains(policy) ? "R&D" : "Eng"
             #expect(try store.committed(org.eng)?.values.value(of: "name") == .string(expectedName))
@@ -48,19 +65,13 @@ struct RelationshipConflictTests {
     func concurrentAdditions(_ policy: String) throws {
         try withOrgStore { store in
             let org = try store.seedOrg()
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { _ = try a.existingObject(with: org.ops) }
-            try b.performAndWait {
+            let (result, a) = try Self.race(store, policy: policy, read: org.ops, theirs: { b in
                 try b.existingObject(with: org.ops).addMember(try b.existingObject(with: org.ann), to: "employees")
-                try b.save()
-            }
-            let result = try a.performAndWait {
+            }, ours: { a in
                 try a.existingObject(with: org.ops).addMember(try a.existingObject(with: org.bob), to: "employees")
-                let result = try Self.save(a)
-                if result == "conflict" { #expect(a.lastSaveConflicts.map(\.kind) == [.updateUpdate]) }
-                return result
-            }
+            })
             #expect(result == Self.outcome(policy))
+            if result == "conflict" { #expect(a.performAndWait { a.lastSaveConflicts.map(\.kind) } == [.updateUpdate]) }
             #expect(try store.storedMembers(of: org.ops) == (policy == "error" ? ["Ann"] : ["Ann", "Bob"]))
             #expect(try store.storedMembers(of: org.eng) == (policy == "error" ? ["Bob"] : []))
             #expect(try store.problems() == [])
@@ -79,16 +90,11 @@ struct RelationshipConflictTests {
                     return lab.objectID
                 }
             }
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { _ = try a.existingObject(with: org.ann) }
-            try b.performAndWait {
+            let (result, _) = try Self.race(store, policy: policy, read: org.ann, theirs: { b in
                 try b.existingObject(with: org.ann).setDestination(try b.existingObject(with: org.ops), of: "department")
-                try b.save()
-            }
-            let result = try a.performAndWait {
+            }, ours: { a in
                 try a.existingObject(with: org.ann).setDestination(try a.existingObject(with: lab), of: "department")
-                return try Self.save(a)
-            }
+            })
             #expect(result == Self.outcome(policy))
             let oursWins = policy == "objectTrump" || policy == "overwrite"
             #expect(try store.storedMembers(of: oursWins ? lab : org.ops) == ["Ann"])
@@ -103,26 +109,23 @@ struct RelationshipConflictTests {
     func referenceToDeletedDestination(_ policy: String) throws {
         try withOrgStore { store in
             let org = try store.seedOrg()
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { _ = try a.existingObject(with: org.ops) }
-            try b.performAndWait {
+            var cy: ObjectID?
+            let (result, a) = try Self.race(store, policy: policy, read: org.ops, theirs: { b in
                 b.delete(try b.existingObject(with: org.ops))
-                try b.save()
-            }
-            let (result, cy) = try a.performAndWait {
-                let cy = insert("Person", ["name": "Cy"], in: a)
-                cy.setDestination(try a.existingObject(with: org.ops), of: "department")
-                let result = try Self.save(a)
-                if result == "conflict" { #expect(a.lastSaveConflicts.map(\.kind) == [.updateDelete]) }
-                return (result, cy.objectID)
-            }
+            }, ours: { a in
+                let person = insert("Person", ["name": "Cy"], in: a)
+                person.setDestination(try a.existingObject(with: org.ops), of: "department")
+                cy = person.objectID
+            })
             #expect(result == Self.outcome(policy))
+            if result == "conflict" { #expect(a.performAndWait { a.lastSaveConflicts.map(\.kind) } == [.updateDelete]) }
+            let saved = try a.performAndWait { try #require(cy.map { a.object(with: $0).objectID }) }
             switch policy {
             case "error":
-                #expect(try store.committed(cy) == nil)
+                #expect(try store.committed(saved) == nil)
             case "storeTrump", "rollback":
                 #expect(try store.committed(org.ops) == nil)
-                #expect(try store.committed(cy)?.values.value(of: "department") == .null)
+                #expect(try store.committed(saved)?.values.value(of: "department") == .null)
             default:  // objectTrump, overwrite: the department is re-inserted with ours, keeping its ID
                 #expect(try store.committed(org.ops)?.values.value(of: "name") == .string("Ops"))
                 #expect(try store.storedMembers(of: org.ops) == ["Cy"])
@@ -136,18 +139,13 @@ struct RelationshipConflictTests {
     func deleteVersusAddedMember(_ policy: String) throws {
         try withOrgStore { store in
             let org = try store.seedOrg()
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { a.delete(try a.existingObject(with: org.ops)) }
-            try b.performAndWait {
+            let (result, a) = try Self.race(store, policy: policy, read: org.ops, first: { a in
+                a.delete(try a.existingObject(with: org.ops))
+            }, theirs: { b in
                 try b.existingObject(with: org.ops).addMember(try b.existingObject(with: org.ann), to: "employees")
-                try b.save()
-            }
-            let result = try a.performAndWait {
-                let result = try Self.save(a)
-                if result == "conflict" { #expect(a.lastSaveConflicts.map(\.kind) == [.deleteUpdate]) }
-                return result
-            }
+            })
             #expect(result == Self.outcome(policy))
+            if result == "conflict" { #expect(a.performAndWait { a.lastSaveConflicts.map(\.kind) } == [.deleteUpdate]) }
             switch policy {
             case "error", "storeTrump", "rollback":  // failed, or the delete is cancelled
                 #expect(try store.storedMembers(of: org.ops) == ["Ann"])
@@ -163,13 +161,12 @@ struct RelationshipConflictTests {
     func cascadeVersusAddedMember(_ policy: String) throws {
         try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
             let org = try store.seedOrg()
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { a.delete(try a.existingObject(with: org.ops)) }
-            try b.performAndWait {
+            let (result, _) = try Self.race(store, policy: policy, read: org.ops, first: { a in
+                a.delete(try a.existingObject(with: org.ops))
+            }, theirs: { b in
                 try b.existingObject(with: org.ops).addMember(try b.existingObject(with: org.ann), to: "employees")
-                try b.save()
-            }
-            try a.performAndWait { try a.save() }
+            })
+            #expect(result == "ok")
             #expect(try store.committed(org.ops) == nil)
             #expect(try store.committed(org.ann) == nil)
             #expect(try store.problems() == [])
@@ -186,13 +183,11 @@ struct CascadeConflictTests {
     func cascadeVersusMemberUpdate(_ policy: String) throws {
         try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
             let org = try store.seedOrg()
-            let a = store.context("A", policy: policiesByName[policy]!), b = store.context("B")
-            try a.performAndWait { a.delete(try a.existingObject(with: org.eng)) }
-            try b.performAndWait {
+            let (result, _) = try RelationshipConflictTests.race(store, policy: policy, read: org.eng, first: { a in
+                a.delete(try a.existingObject(with: org.eng))
+            }, theirs: { b in
                 try b.existingObject(with: org.ann)["name"] = .string("Anne")
-                try b.save()
-            }
-            let result = try a.performAndWait { try RelationshipConflictTests.save(a) }
+            })
             #expect(result == RelationshipConflictTests.outcome(policy))
             #expect(try store.committed(org.bob) == nil || policy == "error")
             switch policy {

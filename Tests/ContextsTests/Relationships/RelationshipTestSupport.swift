@@ -32,23 +32,18 @@ enum OrgModel {
     }
 }
 
-/// An object store of the org schema in a fresh temporary directory.
+/// An object store of the org schema in a fresh temporary directory (a `TestStore` of it).
 final class OrgStore: Sendable {
-    let directory: TemporaryDirectory
-    let objects: ObjectStore
+    let base: TestStore
+    var directory: TemporaryDirectory { base.directory }
+    var objects: ObjectStore { base.objects }
 
     init(schema: Schema = OrgModel.schema()) throws {
-        directory = try TemporaryDirectory(prefix: "cairn-relationships", in: "/tmp")
-        var options = ObjectStore.Options()
-        options.saveDurability = .normal
-        options.storeOptions.durability = .normal
-        options.storeOptions.mapSize = 256 << 20
-        objects = try ObjectStore(directory: directory.path, schema: schema, options: options)
+        base = try TestStore(schema: schema)
     }
 
     func close() {
-        objects.close()
-        directory.remove()
+        base.close()
     }
 
     func context(_ name: String, policy: any MergePolicy = .error) -> ObjectContext {
