@@ -101,3 +101,58 @@ struct RelationshipTests {
         }
     }
 }
+
+/// What a save refuses about relationships, with a typed error and nothing written.
+@Suite("Relationships: refused saves")
+struct RelationshipValidationTests {
+    @Test("a required to-one left empty fails the save with missingValue naming it")
+    func requiredToOne() throws {
+        let schema = try Schema([
+            EntityDescription("Department", attributes: [AttributeDescription("name", .string)], relationships: [
+                RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true),
+            ]),
+            EntityDescription("Person", attributes: [AttributeDescription("name", .string)], relationships: [
+                RelationshipDescription("department", destination: "Department", inverse: "employees", isOptional: false),
+            ]),
+        ])
+        try withOrgStore(schema: schema) { store throws in
+            let context = store.context("A")
+            context.performAndWait {
+                insert("Person", ["name": "Cy"], in: context)
+                #expect {
+                    try context.save()
+                } throws: { error in
+                    (error as? ValidationError)?.attributeName == "department" && (error as? ValidationError)?.problem == .missingValue
+                }
+            }
+            #expect(try store.committed(ObjectID(entityName: "Person", primaryKey: 1)) == nil)
+        }
+    }
+
+    @Test("a reference to an object the store deleted and the context no longer holds fails the save with objectNotFound")
+    func referenceToForgottenObject() throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let b = store.context("B")
+            try b.performAndWait {
+                for member in try b.existingObject(with: org.ops).members(of: "employees") { member.setDestination(nil, of: "department") }
+                b.delete(try b.existingObject(with: org.ops))
+                try b.save()
+            }
+            let a = store.context("A")
+            let before = try store.committed(org.ann)?.version
+            try a.performAndWait {
+                let ops = a.object(with: org.ops)  // a fault: loading it finds it gone, and forgets it
+                try a.existingObject(with: org.ann).setDestination(ops, of: "department")
+                #expect {
+                    try a.save()
+                } throws: { error in
+                    guard case ContextError.objectNotFound(let id) = error else { return false }
+                    return id == org.ops
+                }
+            }
+            #expect(try store.committed(org.ann)?.version == before)
+            #expect(try store.problems() == [])
+        }
+    }
+}
