@@ -14,10 +14,7 @@ extension CairnToolTests {
 
         @Test(arguments: files)
         func relationshipScenarioMeetsItsExpectations(file: String) throws {
-            let run = try cairn("scenario", try ScenarioTests.scenarioPath(file))
-            #expect(run.status == 0, "\(run)")
-            #expect(run.output.contains("Expectations: met for \(ScenarioTests.policies.joined(separator: ", "))"), "\(run)")
-            #expect(run.errorOutput.isEmpty, "\(run)")
+            try ScenarioTests.expectMeetsExpectations(file)
         }
 
         @Test func theSharedScenarioPrintsToManysAsSortedRefsAndToOnesAsRefs() throws {
