@@ -25,6 +25,8 @@ struct Sizes {
     /// Requests per round of the index read workloads (each takes microseconds).
     var indexedLookups: Int
     var indexedQueries: Int
+    /// Saves whose remote-change latency is measured (one at a time).
+    var notificationSaves: Int
     /// Members of the large to-many of relationship-add-member (the small one has 10), and its saves per round.
     var relationshipMembers: Int = 100_000
     var relationshipSaves: Int = 200
@@ -34,10 +36,12 @@ struct Sizes {
 
     static let full = Sizes(commits: 20_000, records: 1_000_000, reads: 1_000_000, recoverMegabytes: 256, rounds: 3, shortRounds: 9,
                             sweepCommits: 4_000, contextSaveObjects: 10_000, contextFetchObjects: 100_000, conflictObjects: 1_000,
-                            indexedObjects: 1_000_000, growthSmallObjects: 10_000, indexedLookups: 10_000, indexedQueries: 2_000)
+                            indexedObjects: 1_000_000, growthSmallObjects: 10_000, indexedLookups: 10_000, indexedQueries: 2_000,
+                            notificationSaves: 300)
     static let quick = Sizes(commits: 300, records: 20_000, reads: 50_000, recoverMegabytes: 8, rounds: 3, shortRounds: 3,
                              sweepCommits: 120, contextSaveObjects: 500, contextFetchObjects: 2_000, conflictObjects: 100,
                              indexedObjects: 20_000, growthSmallObjects: 2_000, indexedLookups: 200, indexedQueries: 50,
+                             notificationSaves: 20,
                              relationshipMembers: 1_000, relationshipSaves: 10, traverseDepartments: 50, cascadeDependents: 200)
 }
 

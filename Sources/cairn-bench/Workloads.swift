@@ -8,7 +8,7 @@ enum WorkloadCatalog {
     static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
                         "context-save", "context-fetch", "conflict-save",
                         "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed",
-                        "relationship-add-member", "relationship-traverse", "relationship-cascade"]
+                        "notification-latency", "relationship-add-member", "relationship-traverse", "relationship-cascade"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -68,6 +68,9 @@ enum WorkloadCatalog {
                             log: log)
         })
         workloads += indexWorkloads(sizes)
+        workloads.append(Workload(name: "notification-latency") { log in
+            try HistoryWorkloads.notificationLatency(saves: sizes.notificationSaves, log: log)
+        })
         workloads += relationshipWorkloads(sizes)
         return workloads
     }

@@ -13,7 +13,7 @@ import ScenarioFormat
 // bools true/false, bytes base64 text, dates ISO 8601 text with fractional seconds (UTC).
 
 enum ObjectCommands {
-    static let group = CommandGroup(title: "Object commands", commands: [fetch, schema, migrate])
+    static let group = CommandGroup(title: "Object commands", commands: [fetch, schema, migrate, HistoryCommand.command])
 
     static let schema = Command(
         name: "schema",

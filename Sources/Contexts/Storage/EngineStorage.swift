@@ -15,9 +15,15 @@ final class EngineStorage: ObjectStorage {
     /// (It holds an unused Int: TSan misreads `inout` access to a zero-sized value under a
     /// lock as a race; see Testing.md.)
     let allocationLock = ConditionLock<Int>(0)
+    /// Held across every commit of a storage that records history, shared by every storage
+    /// on the same `Store` (EngineStorage+KeyedByVersion.swift); nil when this one does not.
+    let versionLock: ConditionLock<Int>?
 
-    init(store: Store) {
+    /// `recordsHistory`: whether commits are serialised so that records keyed by version get
+    /// their commit's exact version.
+    init(store: Store, recordsHistory: Bool = false) {
         self.store = store
+        versionLock = recordsHistory ? Self.versionLock(of: store) : nil
     }
 
     var location: String { store.directory }
@@ -31,6 +37,13 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
+        guard let versionLock else { return try commitNow(batch, durability: durability) }
+        var held: StorageBatch? = batch
+        return try versionLock.withLock { (_) throws(StorageError) in try commitNow(held.take()!, durability: durability) }
+    }
+
+    /// The commit itself, with no lock of its own.
+    func commitNow(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
         var engineBatch = WriteBatch()
         engineBatch.reserveCapacity(batch.count)
         // Keys and values are moved over, not copied: the storage batch is consumed.
@@ -63,6 +76,9 @@ final class EngineStorage: ObjectStorage {
         defer { view.close() }
         return view.version
     }
+
+    /// The log's directory: every commit appends to a segment in it.
+    var commitSignalDirectory: String? { store.directory + "/wal" }
 
     func addCommitObserver(_ observer: @escaping @Sendable (StorageCommitNotice) -> Void) {
         observers.withLock { $0.append(observer) }
@@ -201,7 +217,7 @@ extension ObjectStore {
             throw ContextError.storage(StorageError(error, operation: "open"))
         }
         do {
-            try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+            try self.init(storage: EngineStorage(store: store, recordsHistory: options.tracksHistory), schema: schema, options: options)
         } catch {
             store.close()
             throw error
@@ -212,7 +228,7 @@ extension ObjectStore {
     /// designated initializer does). Entity tables are named `entity:<Entity>`, index tables
     /// `index:<Entity>:<attributes>`; other tables of the store are left alone.
     package convenience init(store: Store, schema: Schema, options: Options = Options()) throws(ContextError) {
-        try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+        try self.init(storage: EngineStorage(store: store, recordsHistory: options.tracksHistory), schema: schema, options: options)
     }
 
     /// The engine store underneath, for tests and tools (stats, checkpoints).
