@@ -29,6 +29,12 @@ struct Sizes {
     var readerRecords: Int
     /// Saves whose remote-change latency is measured (one at a time).
     var notificationSaves: Int
+    /// Members of the large to-many of relationship-add-member (the small one has 10), and its saves per round.
+    var relationshipMembers: Int = 100_000
+    var relationshipSaves: Int = 200
+    /// Departments of relationship-traverse (10 employees each), and dependents of relationship-cascade.
+    var traverseDepartments: Int = 1_000
+    var cascadeDependents: Int = 10_000
 
     static let full = Sizes(commits: 20_000, records: 1_000_000, reads: 1_000_000, recoverMegabytes: 256, rounds: 3, shortRounds: 9,
                             sweepCommits: 4_000, contextSaveObjects: 10_000, contextFetchObjects: 100_000, conflictObjects: 1_000,
@@ -37,7 +43,8 @@ struct Sizes {
     static let quick = Sizes(commits: 300, records: 20_000, reads: 50_000, recoverMegabytes: 8, rounds: 3, shortRounds: 3,
                              sweepCommits: 120, contextSaveObjects: 500, contextFetchObjects: 2_000, conflictObjects: 100,
                              indexedObjects: 20_000, growthSmallObjects: 2_000, indexedLookups: 200, indexedQueries: 50,
-                             readerRecords: 2_000, notificationSaves: 20)
+                             readerRecords: 2_000, notificationSaves: 20,
+                             relationshipMembers: 1_000, relationshipSaves: 10, traverseDepartments: 50, cascadeDependents: 200)
 }
 
 enum KeyValueWorkloads {

@@ -21,6 +21,7 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [StoredObject] {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         let plan = indexPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
@@ -75,6 +76,7 @@ extension ObjectContext {
             }
         }
         register(made: made, ids: ids)
+        if !request.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(request.relationshipKeyPathsForPrefetching, of: objects) }
         return objects
     }
 
@@ -97,6 +99,7 @@ extension ObjectContext {
     public func count(for request: FetchRequest) throws(ContextError) -> Int {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         let plan = indexPlan(for: request, entity: entity)
         if let plan, plan.exact {
@@ -176,6 +179,12 @@ struct PropertyReference {
 
     private let target: Target
 
+    /// The attribute's position; nil for an extra.
+    var position: Int? {
+        if case .attribute(let position) = target { return position }
+        return nil
+    }
+
     init(_ name: String, layout: EntityLayout) {
         target = layout.index(of: name).map(Target.attribute) ?? .extra(name)
     }
@@ -194,6 +203,10 @@ struct PropertyReference {
 indirect enum ResolvedPredicate {
     case compare(PropertyReference, FetchPredicate.Operator, AttributeValue)
     case isIn(PropertyReference, [AttributeValue])
+    /// `isIn` with many string constants (a prefetch's owners, a path's destinations): one set
+    /// lookup per object instead of a comparison per constant. A string set's equality is
+    /// canonical equivalence, as `==` on strings in a predicate is.
+    case isInStrings(PropertyReference, Set<String>)
     case and([ResolvedPredicate])
     case or([ResolvedPredicate])
     case not(ResolvedPredicate)
@@ -204,7 +217,12 @@ indirect enum ResolvedPredicate {
         case let .compare(attribute, comparison, constant):
             self = .compare(PropertyReference(attribute, layout: layout), comparison, constant)
         case let .isIn(attribute, constants):
-            self = .isIn(PropertyReference(attribute, layout: layout), constants)
+            let strings = constants.compactMap { constant -> String? in if case .string(let text) = constant { text } else { nil } }
+            if constants.count > 8 && strings.count == constants.count {
+                self = .isInStrings(PropertyReference(attribute, layout: layout), Set(strings))
+            } else {
+                self = .isIn(PropertyReference(attribute, layout: layout), constants)
+            }
         case .and(let predicates):
             self = .and(predicates.map { ResolvedPredicate($0, layout: layout) })
         case .or(let predicates):
@@ -223,6 +241,9 @@ indirect enum ResolvedPredicate {
         case let .isIn(property, constants):
             let value = property.value(in: values)
             return constants.contains { FetchPredicate.holds(value, .equal, $0) }
+        case let .isInStrings(property, strings):
+            guard case .string(let text) = property.value(in: values) else { return false }
+            return strings.contains(text)
         case .and(let predicates):
             return predicates.allSatisfy { $0.evaluate(values, layout: layout) }
         case .or(let predicates):

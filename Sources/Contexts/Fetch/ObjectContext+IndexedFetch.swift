@@ -186,7 +186,15 @@ extension ObjectContext {
         guard !registry.isEmpty else { return (false, [], []) }
         let layout = entity.layout
         var held: [StoredObject] = [], inserted: [StoredObject] = []
-        for object in objectsInOrder where object.entity.layout === layout && !object.isFaultStorage {
+        // A to-many's members (`to-one == owner`): only the objects holding that reference.
+        let candidates: [StoredObject]
+        if case let .compare(property, .equal, .string(reference))? = predicate, let position = property.position,
+           layout.relationships.contains(where: { $0.storagePosition == position }) {
+            candidates = heldReferences(to: reference, entity: layout, position: position)
+        } else {
+            candidates = objectsInOrder
+        }
+        for object in candidates where object.entity.layout === layout && !object.isFaultStorage {
             if object.insertedFlag {
                 if predicate?.evaluate(object.current, layout: layout) ?? true { inserted.append(object) }
             } else if !object.deletedFlag, predicate?.evaluate(object.current, layout: layout) ?? true {
