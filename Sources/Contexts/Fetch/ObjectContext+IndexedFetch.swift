@@ -73,13 +73,21 @@ extension ObjectContext {
                     let needed = max(request.fetchOffset, 0) + max(limit, 0)
                     var range = plan.ranges.first
                     var boundary: [UInt8]? = nil
+                    // The walk's last entry, copied into one buffer kept across entries (a copy
+                    // of its own per entry was an allocation each).
+                    var last: [UInt8] = []
                     // An exact plan's entries all match (registered objects aside, passed over): its
                     // first chunk is the page itself; a predicate that rejects some gets slack.
                     var chunk = plan.exact ? max(needed, 1) : max(needed + 8, 32)
+                    // The entry after a full chunk, looked at and not gathered: when it sorts
+                    // strictly after the page (or there is none), no second walk is needed to
+                    // find that out. (A sorted page of unique names walked twice, the second
+                    // time for that one entry.)
+                    var next: [UInt8] = []
                     while let current = range {
                         var seen = 0
-                        var last: [UInt8]? = nil
                         var passedBoundary = false
+                        var hasNext = false
                         try view.forEach(
                             in: plan.index.tableName, from: current.lower.isEmpty ? nil : current.lower, to: current.upper,
                             reverse: !order.ascending
@@ -88,16 +96,25 @@ extension ObjectContext {
                                 passedBoundary = true
                                 return false
                             }
+                            if seen == chunk {
+                                hasNext = true
+                                next.removeAll(keepingCapacity: true)
+                                next.append(contentsOf: entry)
+                                return false
+                            }
                             seen += 1
-                            last = Array(entry)
+                            last.removeAll(keepingCapacity: true)
+                            last.append(contentsOf: entry)
                             gather(entry)
-                            return seen < chunk
+                            return true
                         }
                         try readGathered()
-                        guard let last, !passedBoundary, seen == chunk else { break }
+                        // The next walk would begin at `next`: nothing after the range's end.
+                        guard !passedBoundary, seen == chunk, hasNext else { break }
                         if boundary == nil && matched >= needed {
                             boundary = last.withUnsafeBytes { Array(last.prefix(IndexKeyEncoding.length(ofValues: order.sortValues, in: $0))) }
                         }
+                        if let boundary, !next.starts(with: boundary) { break }  // as the next walk would find
                         range = order.ascending
                             ? IndexPlan.KeyRange(lower: last + [0], upper: current.upper)
                             : IndexPlan.KeyRange(lower: current.lower, upper: last)
@@ -127,17 +144,25 @@ extension ObjectContext {
         // breaking ties, so the order of this array never changes the result, and its sort then
         // finds the walk's entries sorted already instead of shuffled by primary key. (Sorting
         // positions, not candidates, also keeps the candidates where they are.)
-        var byPrimaryKey = Array(found.indices)
-        byPrimaryKey.sort { found[$0].primaryKey < found[$1].primaryKey }
-        var rankOf = [Int](repeating: 0, count: found.count)
-        for (rank, position) in byPrimaryKey.enumerated() { rankOf[position] = rank }
-        let keepsWalkOrder = plan.order != nil && !request.sortDescriptors.isEmpty
         var candidates: [Candidate] = []
         candidates.reserveCapacity(found.count + inMemory.inserted.count)
-        for index in found.indices {
-            let position = keepsWalkOrder ? index : byPrimaryKey[index]
-            let candidate = found[position].candidate
-            candidates.append(Candidate(source: candidate.source, values: candidate.values, baseOrder: rankOf[position]))
+        if found.indices.dropFirst().allSatisfy({ found[$0 - 1].primaryKey < found[$0].primaryKey }) {
+            // Walked in primary-key order already (one match, or one value's entries): each
+            // candidate's rank is its position, with no ranking arrays to make.
+            for (rank, item) in found.enumerated() {
+                candidates.append(Candidate(source: item.candidate.source, values: item.candidate.values, baseOrder: rank))
+            }
+        } else {
+            var byPrimaryKey = Array(found.indices)
+            byPrimaryKey.sort { found[$0].primaryKey < found[$1].primaryKey }
+            var rankOf = [Int](repeating: 0, count: found.count)
+            for (rank, position) in byPrimaryKey.enumerated() { rankOf[position] = rank }
+            let keepsWalkOrder = plan.order != nil && !request.sortDescriptors.isEmpty
+            for index in found.indices {
+                let position = keepsWalkOrder ? index : byPrimaryKey[index]
+                let candidate = found[position].candidate
+                candidates.append(Candidate(source: candidate.source, values: candidate.values, baseOrder: rankOf[position]))
+            }
         }
         for object in inMemory.inserted {
             candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: candidates.count))
