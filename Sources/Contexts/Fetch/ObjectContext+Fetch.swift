@@ -114,7 +114,7 @@ extension ObjectContext {
         }
         let source: Source
         let values: ObjectValues
-        let baseOrder: Int
+        var baseOrder: Int
     }
 
     func matches(for request: FetchRequest, entity: EntityDescription, plan: IndexPlan?) throws(ContextError) -> [Candidate] {

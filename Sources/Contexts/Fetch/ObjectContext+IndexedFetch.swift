@@ -27,7 +27,10 @@ extension ObjectContext {
     ) throws(ContextError) -> [Candidate] {
         let layout = entity.layout
         let inMemory = heldMatches(of: entity, predicate: predicate)
-        var found: [(primaryKey: UInt64, candidate: Candidate)] = []
+        // The candidates found and, position by position, their primary keys: ranked in place
+        // below, not copied into a second array.
+        var found: [Candidate] = []
+        var primaryKeys: [UInt64] = []
         try withReadView { (view) throws(ContextError) in
             do {
                 var keys: [StorageKey] = []
@@ -35,6 +38,8 @@ extension ObjectContext {
                 /// Reads the records of the keys gathered, tests them, and empties the list.
                 func readGathered() throws {
                     guard !keys.isEmpty else { return }
+                    found.reserveCapacity(found.count + keys.count)
+                    primaryKeys.reserveCapacity(found.count + keys.count)
                     try view.visitValues(forKeys: keys) { position, value, version in
                         guard let value, let primaryKey = StorageMapping.primaryKey(of: keys[position].key) else { return }
                         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
@@ -53,7 +58,8 @@ extension ObjectContext {
                         }
                         guard predicate?.evaluate(candidate.values, layout: layout) ?? true else { return }
                         matched += 1
-                        found.append((primaryKey, candidate))
+                        found.append(candidate)
+                        primaryKeys.append(primaryKey)
                     }
                     keys.removeAll(keepingCapacity: true)
                 }
@@ -132,8 +138,8 @@ extension ObjectContext {
                     try readGathered()
                 }
                 try existing(inMemory.held, in: view) { object in
-                    found.append((object.storedID.primaryKey ?? 0,
-                                  Candidate(source: .registered(object), values: object.current, baseOrder: 0)))
+                    found.append(Candidate(source: .registered(object), values: object.current, baseOrder: 0))
+                    primaryKeys.append(object.storedID.primaryKey ?? 0)
                 }
             } catch {
                 throw ContextError(readFailure: error)
@@ -144,26 +150,29 @@ extension ObjectContext {
         // breaking ties, so the order of this array never changes the result, and its sort then
         // finds the walk's entries sorted already instead of shuffled by primary key. (Sorting
         // positions, not candidates, also keeps the candidates where they are.)
-        var candidates: [Candidate] = []
-        candidates.reserveCapacity(found.count + inMemory.inserted.count)
-        if found.indices.dropFirst().allSatisfy({ found[$0 - 1].primaryKey < found[$0].primaryKey }) {
+        var candidates: [Candidate]
+        if primaryKeys.indices.dropFirst().allSatisfy({ primaryKeys[$0 - 1] < primaryKeys[$0] }) {
             // Walked in primary-key order already (one match, or one value's entries): each
             // candidate's rank is its position, with no ranking arrays to make.
-            for (rank, item) in found.enumerated() {
-                candidates.append(Candidate(source: item.candidate.source, values: item.candidate.values, baseOrder: rank))
-            }
+            for rank in found.indices { found[rank].baseOrder = rank }
+            candidates = found
         } else {
             var byPrimaryKey = Array(found.indices)
-            byPrimaryKey.sort { found[$0].primaryKey < found[$1].primaryKey }
-            var rankOf = [Int](repeating: 0, count: found.count)
-            for (rank, position) in byPrimaryKey.enumerated() { rankOf[position] = rank }
-            let keepsWalkOrder = plan.order != nil && !request.sortDescriptors.isEmpty
-            for index in found.indices {
-                let position = keepsWalkOrder ? index : byPrimaryKey[index]
-                let candidate = found[position].candidate
-                candidates.append(Candidate(source: candidate.source, values: candidate.values, baseOrder: rankOf[position]))
+            byPrimaryKey.sort { primaryKeys[$0] < primaryKeys[$1] }
+            if plan.order != nil && !request.sortDescriptors.isEmpty {
+                for (rank, position) in byPrimaryKey.enumerated() { found[position].baseOrder = rank }
+                candidates = found
+            } else {
+                candidates = []
+                candidates.reserveCapacity(found.count + inMemory.inserted.count)
+                for (rank, position) in byPrimaryKey.enumerated() {
+                    var candidate = found[position]
+                    candidate.baseOrder = rank
+                    candidates.append(candidate)
+                }
             }
         }
+        found = []
         for object in inMemory.inserted {
             candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: candidates.count))
         }
