@@ -117,7 +117,7 @@ extension ObjectContext {
         }
         let source: Source
         let values: ObjectValues
-        let baseOrder: Int
+        var baseOrder: Int
     }
 
     func matches(for request: FetchRequest, entity: EntityDescription, plan: IndexPlan?) throws(ContextError) -> [Candidate] {
@@ -132,13 +132,22 @@ extension ObjectContext {
         }
         if !request.sortDescriptors.isEmpty {
             let keys = request.sortDescriptors.map { (property: PropertyReference($0.attribute, layout: layout), ascending: $0.ascending) }
-            candidates.sort { left, right in
+            func precedes(_ left: Candidate, _ right: Candidate) -> Bool {
                 for key in keys {
                     let order = AttributeOrder.sortOrder(key.property.value(in: left.values), key.property.value(in: right.values))
                     if order != 0 { return key.ascending ? order < 0 : order > 0 }
                 }
                 return left.baseOrder < right.baseOrder
             }
+            // An index walked in sort order gives the candidates sorted already: one pass checks
+            // it, and the sort (its buffer, its moves of each candidate) is skipped. Base order
+            // breaks every tie, so "no neighbour out of order" is "sorted".
+            // (Read through the buffer: the array's subscript copied each candidate out, a
+            // retain and a release of its values and object per comparison.)
+            let sorted = candidates.withUnsafeBufferPointer { buffer in
+                buffer.indices.dropFirst().allSatisfy { !precedes(buffer[$0], buffer[$0 - 1]) }
+            }
+            if !sorted { candidates.sort(by: precedes) }
         }
         let start = min(max(request.fetchOffset, 0), candidates.count)
         let end = request.fetchLimit.map { start + min(max($0, 0), candidates.count - start) } ?? candidates.count

@@ -106,7 +106,7 @@ extension ObjectContext {
     /// ```
     public func reset() {
         checkQueue()
-        forgetAll(reason: "its context '\(name)' was reset()")
+        forgetAll(reason: resetReason)
         temporaryAliases.removeAll()
         temporaryIDOfPermanent.removeAll()
         lastSaveReportStorage = nil
