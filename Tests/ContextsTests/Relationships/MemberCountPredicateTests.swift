@@ -35,6 +35,26 @@ struct MemberCountPredicateTests {
         }
     }
 
+    @Test("objectIn matches the objects named, pending inserts included and deletes left out, also beside an index")
+    func objectIn() throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            let context = store.context("A")
+            try context.performAndWait {
+                let carl = insert("Person", ["name": "Carl"], in: context)
+                context.delete(try context.existingObject(with: org.bob))
+                let named = FetchPredicate.objectIn([org.ann, org.bob, carl.objectID, org.eng])
+                #expect(try context.fetch(FetchRequest(entityName: "Person", predicate: named, sortDescriptors: [.ascending("name")])).map(\.name) == ["Ann", "Carl"])
+                // The index serves the reference; the count must still test the IDs.
+                let inEng = FetchRequest(entityName: "Person", predicate: .and([.references("department", org.eng), .objectIn([org.bob, carl.objectID])]))
+                #expect(try context.explain(inEng).access == .index(attributes: ["department"]))
+                #expect(try context.count(for: inEng) == 0)
+                #expect(try context.count(for: FetchRequest(entityName: "Person", predicate: .and([.references("department", org.eng), .objectIn([org.ann])]))) == 1)
+                #expect(!named.evaluate(["name": .string("Ann")]))
+            }
+        }
+    }
+
     @Test("a member count on what is no to-many of the entity is a typed error")
     func unknownToMany() throws {
         try withOrgStore { store in
