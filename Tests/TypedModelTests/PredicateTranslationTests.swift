@@ -14,6 +14,8 @@ func render(_ predicate: FetchPredicate?) -> String {
     case .or(let terms): return "or(" + terms.map(render).joined(separator: ", ") + ")"
     case .not(let term): return "not(" + render(term) + ")"
     case .matching: return "matching"
+    case let .memberCount(relationship, comparison, count): return "\(relationship).@count \(comparison.rawValue) \(count)"
+    case .objectIn(let ids): return "SELF IN \(ids.count) objects"
     }
 }
 

@@ -79,6 +79,31 @@ public indirect enum FetchPredicate: Sendable {
         .compare(relationship, .equal, destination.map { .string($0.uriString) } ?? .null)
     }
 
+    /// The number of members of the to-many `relationship` compared with `count`, pending
+    /// changes included: Core Data's `employees.@count > 3`. A fetch answers it through the
+    /// inverse to-one's index (the members are the objects holding a reference).
+    ///
+    /// ```swift
+    /// FetchRequest(entityName: "Department", predicate: .memberCount("employees", .greaterThan, 3))
+    /// ```
+    case memberCount(String, Operator, Int)
+
+    /// Objects whose to-many `relationship` has at least one member.
+    ///
+    /// ```swift
+    /// FetchRequest(entityName: "Department", predicate: .hasMembers("employees"))
+    /// ```
+    public static func hasMembers(_ relationship: String) -> FetchPredicate {
+        .memberCount(relationship, .greaterThan, 0)
+    }
+
+    /// The object is one of `ids`: Core Data's `SELF IN %@`.
+    ///
+    /// ```swift
+    /// .objectIn([ann.objectID, bob.objectID])
+    /// ```
+    case objectIn(Set<ObjectID>)
+
     /// The attribute's value equals one of the values.
     ///
     /// ```swift
@@ -118,7 +143,8 @@ public indirect enum FetchPredicate: Sendable {
     /// ```
     case matching(@Sendable (PropertyValues) -> Bool)
 
-    /// Whether `values` satisfy the predicate.
+    /// Whether `values` satisfy the predicate. Values alone name no object and hold no
+    /// to-many members, so `.memberCount` and `.objectIn` are false here; a fetch answers them.
     ///
     /// ```swift
     /// FetchPredicate.compare("age", .lessThan, .int(18)).evaluate(["age": .int(12)])   // true
@@ -138,6 +164,8 @@ public indirect enum FetchPredicate: Sendable {
             return !predicate.evaluate(values)
         case .matching(let body):
             return body(values)
+        case .memberCount, .objectIn:
+            return false
         }
     }
 

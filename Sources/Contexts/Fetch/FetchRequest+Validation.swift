@@ -5,7 +5,8 @@ import Policies
 extension FetchRequest {
     /// Checks that every attribute the predicate and sort name exists in `entity`, and that
     /// every constant has its attribute's type (or is `.null`; ints and doubles mix as numbers).
-    /// `.matching` closures are the caller's own and are not looked into.
+    /// `.matching` closures are the caller's own and are not looked into. A `.memberCount` left
+    /// here names no to-many of `entity`.
     func validate(against entity: EntityDescription) throws(ContextError) {
         if let predicate { try Self.validate(predicate, entity) }
         for descriptor in sortDescriptors where entity.layout.index(of: descriptor.attribute) == nil {
@@ -23,8 +24,11 @@ extension FetchRequest {
             for predicate in predicates { try validate(predicate, entity) }
         case .not(let predicate):
             try validate(predicate, entity)
-        case .matching:
+        case .matching, .objectIn:
             break
+        case .memberCount(let relationship, _, _):
+            // Resolved into `.objectIn` before validation wherever the entity has the to-many.
+            throw ContextError.unknownAttribute(entity: entity.name, attribute: relationship)
         }
     }
 

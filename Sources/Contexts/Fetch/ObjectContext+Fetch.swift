@@ -48,9 +48,9 @@ extension ObjectContext {
             }) { item in
                 switch item {
                 case .registered(let object):
-                    if predicate?.evaluate(object.current, layout: layout) ?? true { objects.append(object) }
+                    if predicate?.evaluate(object.current, id: object.storedID, layout: layout) ?? true { objects.append(object) }
                 case .base(let record):
-                    guard predicate?.evaluate(record.values, layout: layout) ?? true else { return }
+                    guard predicate?.evaluate(record.values, id: record.id, layout: layout) ?? true else { return }
                     let object = attachedObject(entity, record.id, record.values, record.version)
                     made.append(object)
                     // A context that held nothing indexes its objects later, from the objects
@@ -162,16 +162,19 @@ extension ObjectContext {
         let layout = entity.layout
         try forEachVisible(of: entity) { item in
             let values: ObjectValues
+            let id: ObjectID
             let source: Candidate.Source
             switch item {
             case .registered(let object):
                 values = object.current
+                id = object.storedID
                 source = .registered(object)
             case .base(let record):
                 values = record.values
+                id = record.id
                 source = .stored(record.id, version: record.version)
             }
-            if predicate?.evaluate(values, layout: layout) ?? true {
+            if predicate?.evaluate(values, id: id, layout: layout) ?? true {
                 candidates.append(Candidate(source: source, values: values, baseOrder: candidates.count))
             }
         }
@@ -220,6 +223,7 @@ indirect enum ResolvedPredicate {
     case or([ResolvedPredicate])
     case not(ResolvedPredicate)
     case matching(@Sendable (PropertyValues) -> Bool)
+    case objectIn(Set<ObjectID>)
 
     init(_ predicate: FetchPredicate, layout: EntityLayout) {
         switch predicate {
@@ -240,10 +244,17 @@ indirect enum ResolvedPredicate {
             self = .not(ResolvedPredicate(predicate, layout: layout))
         case .matching(let body):
             self = .matching(body)
+        case .objectIn(let ids):
+            self = .objectIn(ids)
+        case .memberCount:
+            // Resolution replaces it (`resolvingRelationshipPaths`) and validation refuses what
+            // is left, so no fetch gets here; matching nothing is the safe reading.
+            self = .or([])
         }
     }
 
-    func evaluate(_ values: ObjectValues, layout: EntityLayout) -> Bool {
+    /// Whether the object `id` with `values` matches.
+    func evaluate(_ values: ObjectValues, id: ObjectID, layout: EntityLayout) -> Bool {
         switch self {
         case let .compare(property, comparison, constant):
             return FetchPredicate.holds(property.value(in: values), comparison, constant)
@@ -254,14 +265,16 @@ indirect enum ResolvedPredicate {
             guard case .string(let text) = property.value(in: values) else { return false }
             return strings.contains(text)
         case .and(let predicates):
-            return predicates.allSatisfy { $0.evaluate(values, layout: layout) }
+            return predicates.allSatisfy { $0.evaluate(values, id: id, layout: layout) }
         case .or(let predicates):
-            return predicates.contains { $0.evaluate(values, layout: layout) }
+            return predicates.contains { $0.evaluate(values, id: id, layout: layout) }
         case .not(let predicate):
-            return !predicate.evaluate(values, layout: layout)
+            return !predicate.evaluate(values, id: id, layout: layout)
         case .matching(let body):
             // The escape hatch sees the values as the API shows them: a dictionary by name.
             return body(values.dictionary(layout))
+        case .objectIn(let ids):
+            return ids.contains(id)
         }
     }
 }

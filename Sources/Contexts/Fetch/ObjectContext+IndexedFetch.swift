@@ -56,7 +56,7 @@ extension ObjectContext {
                         } else {
                             candidate = Candidate(source: .stored(id, version: version), values: values, baseOrder: 0)
                         }
-                        guard predicate?.evaluate(candidate.values, layout: layout) ?? true else { return }
+                        guard predicate?.evaluate(candidate.values, id: id, layout: layout) ?? true else { return }
                         matched += 1
                         found.append(candidate)
                         primaryKeys.append(primaryKey)
@@ -230,8 +230,8 @@ extension ObjectContext {
         }
         for object in candidates where object.entity.layout === layout && !object.isFaultStorage {
             if object.insertedFlag {
-                if predicate?.evaluate(object.current, layout: layout) ?? true { inserted.append(object) }
-            } else if !object.deletedFlag, predicate?.evaluate(object.current, layout: layout) ?? true {
+                if predicate?.evaluate(object.current, id: object.storedID, layout: layout) ?? true { inserted.append(object) }
+            } else if !object.deletedFlag, predicate?.evaluate(object.current, id: object.storedID, layout: layout) ?? true {
                 held.append(object)
             }
         }

@@ -3,7 +3,9 @@ import Policies
 // Fetching across relationships: a predicate on a to-one's destination attribute
 // (`department.name == "Eng"`) is answered as "the to-one is one of these destinations" (the
 // destinations matched first, pending changes included, without registering them), which the
-// to-one's index serves; prefetching loads the destinations of a fetch's results in one pass.
+// to-one's index serves; a to-many's member count (`employees.@count > 3`) is answered as "the
+// object is one of these owners", counted from the members' to-ones read through that index;
+// prefetching loads the destinations of a fetch's results in one pass.
 
 extension ObjectContext {
     /// `request` with every `"toOne.attribute"` of its predicate replaced by the to-one's
@@ -33,9 +35,35 @@ extension ObjectContext {
             return .or(resolved)
         case .not(let predicate):
             return .not(try resolving(predicate, entity: entity))
-        case .matching:
+        case let .memberCount(name, comparison, count):
+            guard let relationship = entity.layout.relationship(named: name), relationship.isToMany else {
+                throw ContextError.unknownAttribute(entity: entity.name, attribute: name)
+            }
+            return try owners(of: relationship, where: comparison, count)
+        case .matching, .objectIn:
             return predicate
         }
+    }
+
+    /// `.objectIn` the owners whose count of members in `relationship` compares with `count`
+    /// as asked. Only owners with members are counted (every non-null inverse, one pass over
+    /// the inverse's index), so when an empty to-many matches too the answer is "none of the
+    /// owners that fail".
+    private func owners(of relationship: RelationshipLayout, where comparison: FetchPredicate.Operator, _ count: Int) throws(ContextError) -> FetchPredicate {
+        let members = try core.entity(named: relationship.description.destination)
+        guard let position = members.layout.relationship(named: relationship.description.inverse)?.storagePosition else {
+            throw ContextError.unknownAttribute(entity: members.name, attribute: relationship.description.inverse)
+        }
+        // Every reference is a non-empty string, so `> ""` is the whole index, nulls left out.
+        let request = FetchRequest(entityName: members.name, predicate: .compare(relationship.description.inverse, .greaterThan, .string("")))
+        var counts: [ObjectID: Int] = [:]
+        for member in try matches(for: request, entity: members, plan: indexPlan(for: request, entity: members)) {
+            if let owner = StoredObject.referencedID(member.values[position]) { counts[owner, default: 0] += 1 }
+        }
+        let constant = AttributeValue.int(Int64(count))
+        let emptyMatches = FetchPredicate.holds(.int(0), comparison, constant)
+        let listed = counts.filter { FetchPredicate.holds(.int(Int64($0.value)), comparison, constant) != emptyMatches }.keys
+        return emptyMatches ? .not(.objectIn(Set(listed))) : .objectIn(Set(listed))
     }
 
     /// `"department.name"` → (department, "name") when `department` is a to-one of `entity`.
