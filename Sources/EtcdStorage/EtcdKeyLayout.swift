@@ -1,0 +1,36 @@
+import Foundation
+import Contexts
+
+// How a store's tables sit in etcd's one flat, byte-ordered key space:
+//
+//   <prefix> "/" <table> 0x00 <key>        a record (value and version as etcd keeps them)
+//   <prefix> "/" 0x01 "commits/" <UUID>     one open storage's commit marker (see +Commit)
+//
+// Table names never contain 0x00 or start with 0x01, so a table is exactly the key range
+// [<prefix>/<table> 0x00, <prefix>/<table> 0x01), and etcd's byte order within it is the
+// engine's key order. A record's etcd `version` (writes since it was last absent) is the
+// record version; the cluster's revision is the commit version.
+
+/// The byte layout of one store's keys under its prefix.
+struct EtcdKeyLayout: Sendable {
+    let prefix: [UInt8]
+
+    init(prefix: String) {
+        self.prefix = Array((prefix + "/").utf8)
+    }
+
+    func tableStart(_ table: String) -> [UInt8] { prefix + Array(table.utf8) + [0] }
+
+    func key(_ key: [UInt8], in table: String) -> Data { Data(tableStart(table) + key) }
+
+    /// [lower, upper) of `table` in etcd keys.
+    func range(of table: String, from lower: [UInt8]?, to upper: [UInt8]?) -> (start: Data, end: Data) {
+        let start = tableStart(table)
+        return (Data(start + (lower ?? [])), upper.map { Data(start + $0) } ?? Data(prefix + Array(table.utf8) + [1]))
+    }
+
+    /// The marker key of one open storage.
+    func commitMarker(_ identifier: UUID) -> Data {
+        Data(prefix + [1] + Array("commits/\(identifier.uuidString)".utf8))
+    }
+}

@@ -1,0 +1,44 @@
+import Contexts
+
+extension ObjectStore {
+    /// Uses the store under `etcd.prefix` on an etcd v3 cluster with `schema`: the same
+    /// contexts, saves and merge policies as on a local directory, shared by every process
+    /// and host that opens the same cluster and prefix.
+    ///
+    /// ```swift
+    /// let cluster = try EtcdConfiguration(url: "etcd://10.0.0.1:2379,10.0.0.2:2379/mytool")
+    /// let objects = try ObjectStore(etcd: cluster, schema: schema)
+    /// ```
+    ///
+    /// - Throws: ``ContextError/storage(_:)`` with code `.unreachable` when no member answers,
+    ///   and what opening any store throws (schema migration, index builds).
+    public convenience init(etcd: EtcdConfiguration, schema: Schema, options: Options = Options()) throws(ContextError) {
+        let storage = EtcdStorage(configuration: etcd)
+        do {
+            try self.init(storage: storage, schema: schema, options: options)
+        } catch {
+            storage.close()
+            throw error
+        }
+    }
+
+    /// Opens `location`: an `etcd://HOST:PORT[,...]/PREFIX` URL on etcd, anything else as a
+    /// local directory.
+    ///
+    /// ```swift
+    /// let objects = try ObjectStore(location: arguments[1], schema: schema)
+    /// ```
+    ///
+    /// - Throws: ``ContextError/storage(_:)`` with code `.invalidInput` for a malformed etcd URL.
+    public convenience init(location: String, schema: Schema, options: Options = Options()) throws(ContextError) {
+        if EtcdConfiguration.isURL(location) {
+            let configuration: EtcdConfiguration
+            do { configuration = try EtcdConfiguration(url: location) } catch {
+                throw ContextError.storage(StorageError(code: .invalidInput, operation: "open", message: error.description))
+            }
+            try self.init(etcd: configuration, schema: schema, options: options)
+        } else {
+            try self.init(directory: location, schema: schema, options: options)
+        }
+    }
+}

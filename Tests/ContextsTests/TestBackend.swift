@@ -1,0 +1,32 @@
+import CairnTestSupport
+import Contexts
+import EtcdStorage
+import Foundation
+
+/// Which backend ``TestStore`` opens: the local engine, or a fresh prefix on the shared
+/// loopback etcd cluster. A task-local, so a suite re-runs another suite's test functions on
+/// etcd by calling them inside `TestBackend.$current.withValue(.etcd)` (EtcdContractTests).
+enum TestBackend: Sendable {
+    case engine
+    case etcd
+
+    @TaskLocal static var current: TestBackend = .engine
+
+    func open(directory: String, schema: Schema, options: ObjectStore.Options) throws -> ObjectStore {
+        switch self {
+        case .engine:
+            return try ObjectStore(directory: directory, schema: schema, options: options)
+        case .etcd:
+            return try ObjectStore(etcd: Self.freshPrefix(), schema: schema, options: options)
+        }
+    }
+
+    /// A configuration for a prefix no other test uses, on the shared cluster.
+    static func freshPrefix() throws -> EtcdConfiguration {
+        let cluster = try EtcdCluster.shared()
+        var configuration = EtcdConfiguration(endpoints: cluster.endpoints, prefix: "contexts-\(UUID().uuidString)")
+        configuration.maxTxnOps = EtcdCluster.maxTxnOps
+        configuration.maxRequestBytes = EtcdCluster.maxRequestBytes
+        return configuration
+    }
+}
