@@ -42,6 +42,8 @@ public final class EtcdCluster: Sendable {
 
     /// Every member PID any cluster of this process started, for the exit handler.
     private static let livePIDs = ConditionLock<Set<Int32>>([])
+    /// The data directories of clusters not stopped yet, removed at exit.
+    private static let liveDirectories = ConditionLock<Set<String>>([])
     private static let sharedCluster = ConditionLock<Result<EtcdCluster, StartError>?>(nil)
 
     /// The 3-member cluster shared by every test of this process, started on first use.
@@ -72,6 +74,7 @@ public final class EtcdCluster: Sendable {
         }
         members = ConditionLock(planned)
         Self.installExitHandler()
+        Self.liveDirectories.withLock { _ = $0.insert(directory.path) }
         for index in 0..<memberCount { try launch(index, binary: binary, initialState: "new") }
         try waitUntilHealthy(timeout: 60)
     }
@@ -131,6 +134,7 @@ public final class EtcdCluster: Sendable {
             member.watchdog?.waitUntilExit()
         }
         directory.remove()
+        Self.liveDirectories.withLock { _ = $0.remove(directory.path) }
     }
 
     // MARK: - Starting members
@@ -244,6 +248,8 @@ public final class EtcdCluster: Sendable {
         guard first else { return }
         atexit {
             for pid in EtcdCluster.livePIDs.withLock({ $0 }) { _ = Glibc.kill(pid, SIGKILL) }
+            // The watchdog shells reap their member within a second; the files can go now.
+            for path in EtcdCluster.liveDirectories.withLock({ $0 }) { TemporaryDirectory(existing: path).remove() }
         }
     }
 }

@@ -18,13 +18,13 @@ import Foundation
 // Nothing acknowledged is lost: etcd acknowledges a txn after a quorum has it in its log.
 
 extension EtcdStorage {
-    /// Attempts per commit whose only failed compare is the marker's (it moved under us: the
-    /// marker was fenced or deleted by another handle on the same marker, never in practice).
+    /// Attempts per commit whose failed compares all hold at the storage level: the marker's
+    /// (fenced by an unanswered commit's resolution) or "absent" over a tombstone.
     static let maxMarkerRetries = 8
 
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
         try checkOpen()
-        let plan = try EtcdTxnPlan(batch.takeOperations(), layout: layout)
+        var plan = try EtcdTxnPlan(batch.takeOperations(), layout: layout)
         if !plan.localFailures.isEmpty { return .conditionsFailed(plan.localFailures) }
         try checkLimits(plan)
         let outcome = try marker.withLock { (state: inout MarkerState) throws(StorageError) -> (StorageCommitOutcome, [StorageKey]?) in
@@ -50,16 +50,25 @@ extension EtcdStorage {
                             plan.writtenKeys.map { plan.keys[$0].storageKey })
                 }
                 // The failure list reads each compared key, then the marker.
-                let ranges = (reply.responses ?? []).map { $0.response_range?.kvs?.first?.version?.value ?? 0 }
+                let records = (reply.responses ?? []).map { $0.response_range?.kvs?.first }
                 var failures: [FailedStorageCondition] = []
                 for (slot, position) in plan.comparedKeys.enumerated() {
-                    let current = slot < ranges.count ? ranges[slot] : 0
-                    if current != plan.keys[position].expected {
-                        failures.append(FailedStorageCondition(key: plan.keys[position].storageKey, currentVersion: UInt64(current)))
+                    let record = slot < records.count ? records[slot] : nil
+                    let etcdVersion = record?.version?.value ?? 0
+                    guard etcdVersion != plan.keys[position].compared else { continue }
+                    let isTombstone = plan.keys[position].keepsTombstones && record?.value == EtcdKeyLayout.tombstone
+                    if isTombstone && plan.keys[position].expected == 0 {
+                        // "Absent" holds over a tombstone: compare its version next time.
+                        plan.keys[position].compared = etcdVersion
+                        continue
                     }
+                    // Callers see a tombstone as absent, version 0, as on the engine.
+                    failures.append(FailedStorageCondition(key: plan.keys[position].storageKey,
+                                                           currentVersion: isTombstone ? 0 : UInt64(etcdVersion)))
                 }
                 if !failures.isEmpty { return (.conditionsFailed(failures), nil) }
-                state.version = ranges.last ?? 0
+                let markerRecord = records.last ?? nil
+                state.version = markerRecord?.version?.value ?? 0
             }
             throw StorageError(code: .conditionsFailed, operation: "commit",
                                message: "\(location): this storage's commit marker kept moving under it")

@@ -20,6 +20,10 @@ struct EtcdTxnPlan {
         let etcdKey: Data
         /// The first condition's version (0: absent): a compare against the state before.
         var expected: Int64?
+        /// The etcd version compared: `expected`, or a tombstone's version once the first try
+        /// found one where the condition wanted "absent" (a re-insert).
+        var compared: Int64?
+        let keepsTombstones: Bool
         /// The version the batch's earlier operations leave, when known.
         var simulated: Int64?
         var write: Write = .none
@@ -60,7 +64,8 @@ struct EtcdTxnPlan {
             } else {
                 position = keys.count
                 index[storageKey] = position
-                keys.append(KeyPlan(storageKey: storageKey, etcdKey: layout.key(key, in: table)))
+                keys.append(KeyPlan(storageKey: storageKey, etcdKey: layout.key(key, in: table),
+                                    keepsTombstones: layout.keepsTombstones(table)))
             }
             if let condition {
                 let wanted: Int64 = switch condition {
@@ -69,6 +74,7 @@ struct EtcdTxnPlan {
                 }
                 if keys[position].expected == nil && isUntouched(keys[position]) {
                     keys[position].expected = wanted
+                    keys[position].compared = wanted
                     keys[position].simulated = wanted
                 } else if let simulated = keys[position].simulated {
                     if simulated != wanted {
@@ -81,7 +87,7 @@ struct EtcdTxnPlan {
             }
             switch kind {
             case .put:
-                keys[position].write = .put(Data(value ?? []))
+                keys[position].write = .put(layout.stored(value ?? [], in: table))
                 keys[position].simulated = keys[position].simulated.map { $0 + 1 }
                 payloadBytes += key.count + (value?.count ?? 0)
             case .delete:
@@ -113,8 +119,10 @@ struct EtcdTxnPlan {
     func txn(marker: Data, markerVersion: Int64, nonce: Data) -> WireTxnRequest {
         var txn = WireTxnRequest()
         for position in comparedKeys {
-            txn.compare.append(.version(of: keys[position].etcdKey, equals: keys[position].expected!))
-            txn.failure.append(WireRequestOp(request_range: WireRangeRequest(key: keys[position].etcdKey, keys_only: true)))
+            txn.compare.append(.version(of: keys[position].etcdKey, equals: keys[position].compared!))
+            // A tombstone is told apart by its value: entity keys are read whole.
+            txn.failure.append(WireRequestOp(request_range: WireRangeRequest(
+                key: keys[position].etcdKey, keys_only: keys[position].keepsTombstones ? nil : true)))
         }
         txn.compare.append(.version(of: marker, equals: markerVersion))
         txn.failure.append(WireRequestOp(request_range: WireRangeRequest(key: marker, keys_only: true)))
@@ -125,6 +133,8 @@ struct EtcdTxnPlan {
                 let needsPrevious = keys[position].expected == nil
                 txn.success.append(WireRequestOp(request_put: WirePutRequest(key: keys[position].etcdKey, value: value,
                                                                              prev_kv: needsPrevious ? true : nil)))
+            case .delete where keys[position].keepsTombstones:
+                txn.success.append(WireRequestOp(request_put: WirePutRequest(key: keys[position].etcdKey, value: EtcdKeyLayout.tombstone)))
             case .delete:
                 txn.success.append(WireRequestOp(request_delete_range: WireDeleteRequest(key: keys[position].etcdKey)))
             case .none:
@@ -156,8 +166,8 @@ struct EtcdTxnPlan {
         var versions: [Int: Int64] = [:]
         for (slot, position) in writtenKeys.enumerated() {
             guard case .put = keys[position].write else { continue }
-            if let expected = keys[position].expected {
-                versions[position] = expected + 1
+            if let compared = keys[position].compared {
+                versions[position] = compared + 1
             } else {
                 let previous = slot < responses.count ? responses[slot].response_put?.prev_kv?.version?.value ?? 0 : 0
                 versions[position] = previous + 1

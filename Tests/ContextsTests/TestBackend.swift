@@ -21,6 +21,13 @@ enum TestBackend: Sendable {
         }
     }
 
+    /// The version a record deleted at `version` has when re-inserted: the next one on the
+    /// engine; one more on etcd, where the tombstone is itself a write (etcd's version counts
+    /// it). Either way a key's versions never repeat.
+    func reinsertedVersion(deletedAt version: UInt64) -> UInt64 {
+        self == .engine ? version + 1 : version + 2
+    }
+
     /// A configuration for a prefix no other test uses, on the shared cluster.
     static func freshPrefix() throws -> EtcdConfiguration {
         let cluster = try EtcdCluster.shared()
