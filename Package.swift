@@ -38,7 +38,7 @@ let package = Package(
         // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
         // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
         .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),
-        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat", "Locking"]),
+        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "EtcdStorage", "ScenarioFormat", "Locking"]),
         // The benchmark lives outside the library targets; SQLite is a bench-only peer.
         .systemLibrary(
             name: "CSQLite",
