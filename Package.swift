@@ -63,7 +63,7 @@ let package = Package(
         .testTarget(
             name: "CairnToolTests",
             // Contexts and Policies only to make object stores for `cairn fetch` and `dump`.
-            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport", "Locking"],
+            dependencies: ["KVEngine", "Contexts", "EtcdStorage", "Policies", "CairnTestSupport", "Locking"],
             resources: [.copy("Scenarios")]
         ),
         // Short versions of the reliability suites (kill -9, power loss, I/O errors, corruption,

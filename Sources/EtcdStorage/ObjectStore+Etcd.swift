@@ -42,3 +42,21 @@ extension ObjectStore {
         }
     }
 }
+
+extension EtcdConfiguration {
+    /// The schema the store under this prefix recorded (its `meta:schema` record), or nil
+    /// when it holds none: what tools read before opening it with the right schema.
+    ///
+    /// - Throws: ``Contexts/StorageError`` when the cluster cannot be read.
+    package func recordedSchemaBytes() throws -> [UInt8]? {
+        let storage = EtcdStorage(configuration: self)
+        defer { storage.close() }
+        let view = try storage.readView()
+        defer { view.close() }
+        var found: [UInt8]? = nil
+        try view.visitValues(forKeys: [StorageKey(table: StoredSchema.table, key: StoredSchema.key)]) { _, value, _ in
+            found = value.map { Array($0) }
+        }
+        return found
+    }
+}

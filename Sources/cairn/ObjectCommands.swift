@@ -1,4 +1,5 @@
 import Contexts
+import EtcdStorage
 import Foundation
 import KVEngine
 import Policies
@@ -118,7 +119,7 @@ enum ObjectCommands {
         }
         let objects: ObjectStore
         do {
-            objects = try ObjectStore(directory: path, schema: schema, options: progressOptions())
+            objects = try ObjectStore(location: path, schema: schema, options: progressOptions())
         } catch {
             throw CommandError.failed("cannot open \(StoreAccess.shown(path)): \(error)")
         }
@@ -179,6 +180,14 @@ enum ObjectCommands {
 
     /// The schema the store at `path` recorded.
     static func recordedSchema(_ path: String) throws -> Schema {
+        if EtcdConfiguration.isURL(path) {
+            let bytes: [UInt8]?
+            do { bytes = try EtcdConfiguration(url: path).recordedSchemaBytes() } catch {
+                throw CommandError.failed("cannot read \(path): \(error)")
+            }
+            guard let bytes else { throw CommandError.failed("\(path) has no recorded schema: it holds no objects") }
+            return try decodeSchema(bytes, path: path)
+        }
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
