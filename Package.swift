@@ -47,7 +47,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "cairn-bench",
-            dependencies: ["KVEngine", "Policies", "Contexts", "CLMDB", "CSQLite"]
+            dependencies: ["KVEngine", "Policies", "Contexts", "EtcdStorage", "CairnTestSupport", "CLMDB", "CSQLite"]
         ),
         // Fault-injecting file system, temporary directories, seeded randomness, a loopback etcd cluster.
         .target(name: "CairnTestSupport", dependencies: ["KVEngine", "EtcdStorage", "Locking"]),

@@ -7,7 +7,8 @@ struct Workload {
 enum WorkloadCatalog {
     static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
                         "context-save", "context-fetch", "conflict-save",
-                        "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed"]
+                        "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed",
+                        "etcd-save-1", "etcd-save-3"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -67,6 +68,16 @@ enum WorkloadCatalog {
                             log: log)
         })
         workloads += indexWorkloads(sizes)
+        for members in [1, 3] {
+            workloads.append(Workload(name: "etcd-save-\(members)") { log in
+                let cluster = try EtcdWorkloads.startCluster(members: members)
+                defer { cluster.stop() }
+                return try runWorkload(name: "etcd-save-\(members)", unit: "saves/s", rounds: sizes.rounds,
+                                       contenders: try EtcdWorkloads.saves(cluster, count: sizes.etcdSaves),
+                                       notes: ["\(sizes.etcdSaves) one-object saves (change one attribute, save with the version check) on a \(members)-member loopback etcd cluster; etcd-gateway: the same conditional txns from a minimal client"],
+                                       log: log)
+            })
+        }
         return workloads
     }
 
