@@ -53,6 +53,16 @@ struct EtcdKeyLayout: Sendable {
         return stored.dropFirst()
     }
 
+    /// The entity table and record key of an etcd key under this prefix; nil for other keys.
+    func entityRecord(_ key: Data) -> (table: String, key: [UInt8])? {
+        let bytes = Array(key)
+        guard bytes.count > prefix.count, Array(bytes[0..<prefix.count]) == prefix,
+              let separator = bytes[prefix.count...].firstIndex(of: 0) else { return nil }
+        let table = String(decoding: bytes[prefix.count..<separator], as: UTF8.self)
+        guard keepsTombstones(table) else { return nil }
+        return (table, Array(bytes[(separator + 1)...]))
+    }
+
     /// The marker key of one open storage.
     func commitMarker(_ identifier: UUID) -> Data {
         Data(prefix + [1] + Array("commits/\(identifier.uuidString)".utf8))

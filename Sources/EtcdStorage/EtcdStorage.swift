@@ -23,6 +23,8 @@ final class EtcdStorage: ObjectStorage {
     /// still guards against other processes).
     let allocationLock = ConditionLock<Int>(0)
     private let isClosed = ConditionLock<Bool>(false)
+    /// The watch delivering other writers' commits, once started.
+    private let watcher = ConditionLock<EtcdWatcher?>(nil)
 
     struct MarkerState: Sendable {
         let key: Data
@@ -52,6 +54,13 @@ final class EtcdStorage: ObjectStorage {
         return UInt64(reply.header?.revision?.value ?? 0)
     }
 
+    /// Starts the watch that hands every commit made elsewhere to `deliver` (EtcdWatcher.swift).
+    func startWatching(from revision: Int64, deliver: @escaping @Sendable (RemoteCommit) -> Void) {
+        let started = EtcdWatcher(storage: self, from: revision, deliver: deliver)
+        watcher.withLock { $0 = started }
+        started.start()
+    }
+
     func addCommitObserver(_ observer: @escaping @Sendable (StorageCommitNotice) -> Void) {
         observers.withLock { $0.append(observer) }
     }
@@ -62,6 +71,7 @@ final class EtcdStorage: ObjectStorage {
             return closed
         }
         guard !wasClosed else { return }
+        watcher.withLock { $0 }?.stop()
         // The marker is only needed while commits may be in flight; best effort.
         let key = marker.withLock { $0.key }
         _ = try? client.call("kv/deleterange", WireDeleteRequest(key: key), as: WireDeleteResponse.self, isWrite: true)

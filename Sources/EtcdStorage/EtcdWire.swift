@@ -47,6 +47,7 @@ struct WireRangeRequest: Encodable, Sendable {
     var sort_target: String? = nil
     var count_only: Bool? = nil
     var keys_only: Bool? = nil
+    var min_mod_revision: WireInt? = nil
 }
 
 struct WireRangeResponse: Decodable, Sendable {
@@ -132,4 +133,33 @@ struct WireErrorBody: Decodable, Sendable {
     var error: String?
     var message: String?
     var code: Int?
+}
+
+struct WireWatchCreate: Encodable, Sendable {
+    struct Request: Encodable, Sendable {
+        var key: Data
+        var range_end: Data
+        var start_revision: WireInt
+    }
+
+    var create_request: Request
+}
+
+/// One line of the watch stream: `{"result": WatchResponse}` (or `{"error": …}`).
+struct WireWatchLine: Decodable, Sendable {
+    struct Event: Decodable, Sendable {
+        var type: String?
+        var kv: WireKeyValue?
+    }
+
+    struct Result: Decodable, Sendable {
+        var header: WireHeader?
+        var created: Bool?
+        var canceled: Bool?
+        var compact_revision: WireInt?
+        var events: [Event]?
+    }
+
+    var result: Result?
+    var error: WireErrorBody?
 }

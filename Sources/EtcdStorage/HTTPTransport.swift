@@ -81,8 +81,8 @@ package final class HTTPTransport: Sendable {
         }
     }
 
-    struct Failure: Error {
-        let text: String
+    package struct Failure: Error {
+        package let text: String
     }
 
     private struct Response {
@@ -91,14 +91,14 @@ package final class HTTPTransport: Sendable {
         var keepAlive: Bool
     }
 
-    private static func now() -> Double {
+    static func now() -> Double {
         var time = timespec()
         clock_gettime(CLOCK_MONOTONIC, &time)
         return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
     }
 
     /// Waits until `socket` is ready for `events` or the deadline passes.
-    private static func wait(_ socket: Int32, for events: Int16, deadline: Double) -> Bool {
+    static func wait(_ socket: Int32, for events: Int16, deadline: Double) -> Bool {
         while true {
             let remaining = deadline - now()
             guard remaining > 0 else { return false }
@@ -109,7 +109,7 @@ package final class HTTPTransport: Sendable {
         }
     }
 
-    private static func connect(host: String, port: Int, deadline: Double) -> Result<Int32, Failure> {
+    static func connect(host: String, port: Int, deadline: Double) -> Result<Int32, Failure> {
         var hints = addrinfo()
         hints.ai_family = AF_INET
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
@@ -144,7 +144,7 @@ package final class HTTPTransport: Sendable {
         return .success(socket)
     }
 
-    private static func sendAll(_ socket: Int32, _ data: Data, deadline: Double) -> String? {
+    static func sendAll(_ socket: Int32, _ data: Data, deadline: Double) -> String? {
         data.withUnsafeBytes { bytes -> String? in
             var sent = 0
             while sent < bytes.count {
@@ -235,7 +235,7 @@ package final class HTTPTransport: Sendable {
         return .success(Response(status: status, body: body, keepAlive: keepAlive))
     }
 
-    private static func find(_ pattern: [UInt8], in buffer: [UInt8], from start: Int) -> Int? {
+    static func find(_ pattern: [UInt8], in buffer: [UInt8], from start: Int) -> Int? {
         guard buffer.count >= pattern.count else { return nil }
         var index = start
         while index + pattern.count <= buffer.count {
@@ -244,4 +244,114 @@ package final class HTTPTransport: Sendable {
         }
         return nil
     }
+}
+
+/// A streamed HTTP/1.1 reply (etcd's watch): the request is sent and the headers read when it
+/// opens; then the body's chunks are read as they come. One reader at a time; `close()` may
+/// be called from any thread and makes the next read return `.closed`.
+///
+/// `@unchecked Sendable`: the descriptor is immutable and closed only in deinit; `buffer` is
+/// touched only by the one reading thread; the closed flag is behind its lock.
+package final class HTTPStream: @unchecked Sendable {
+    package enum Read {
+        case data(Data)
+        /// Nothing arrived within the wait; the stream is still open.
+        case idle
+        case closed(String)
+    }
+
+    private let socket: Int32
+    private let isClosed = ConditionLock<Bool>(false)
+    /// Received bytes not yet handed out (reading thread only).
+    private var buffer: [UInt8]
+    private let chunked: Bool
+
+    private init(socket: Int32, buffer: [UInt8], chunked: Bool) {
+        self.socket = socket
+        self.buffer = buffer
+        self.chunked = chunked
+    }
+
+    /// POSTs `body` to `path` and reads the reply's headers.
+    package static func open(host: String, port: Int, path: String, body: Data, timeout: Double) -> Result<HTTPStream, HTTPTransport.Failure> {
+        let deadline = HTTPTransport.now() + timeout
+        let socket: Int32
+        switch HTTPTransport.connect(host: host, port: port, deadline: deadline) {
+        case .success(let made): socket = made
+        case .failure(let failure): return .failure(failure)
+        }
+        var request = Data("POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: application/json\r\nContent-Length: \(body.count)\r\n\r\n".utf8)
+        request.append(body)
+        if let failure = HTTPTransport.sendAll(socket, request, deadline: deadline) {
+            Glibc.close(socket)
+            return .failure(HTTPTransport.Failure(text: failure))
+        }
+        var buffer: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 16 << 10)
+        while true {
+            if let end = HTTPTransport.find([13, 10, 13, 10], in: buffer, from: 0) {
+                let header = String(decoding: buffer[0..<end], as: UTF8.self).lowercased()
+                guard header.hasPrefix("http/1.1 200") else {
+                    Glibc.close(socket)
+                    return .failure(HTTPTransport.Failure(text: "watch refused: \(header.prefix(40))"))
+                }
+                return .success(HTTPStream(socket: socket, buffer: Array(buffer[(end + 4)...]),
+                                           chunked: header.contains("transfer-encoding: chunked")))
+            }
+            guard HTTPTransport.wait(socket, for: Int16(POLLIN), deadline: deadline) else {
+                Glibc.close(socket)
+                return .failure(HTTPTransport.Failure(text: "no watch reply in time"))
+            }
+            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+            if count > 0 { buffer.append(contentsOf: chunk[0..<count]) } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+                Glibc.close(socket)
+                return .failure(HTTPTransport.Failure(text: "watch connection closed"))
+            }
+        }
+    }
+
+    /// The next body bytes, waiting at most `wait` seconds.
+    package func read(wait: Double) -> Read {
+        if isClosed.value { return .closed("closed") }
+        if let data = takeChunk() { return .data(data) }
+        guard HTTPTransport.wait(socket, for: Int16(POLLIN), deadline: HTTPTransport.now() + wait) else {
+            return isClosed.value ? .closed("closed") : .idle
+        }
+        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
+        if count > 0 {
+            buffer.append(contentsOf: chunk[0..<count])
+            return takeChunk().map(Read.data) ?? .idle
+        }
+        if count < 0 && (errno == EINTR || errno == EAGAIN) { return .idle }
+        return .closed(count == 0 ? "the member closed the watch" : "recv: \(String(cString: strerror(errno)))")
+    }
+
+    /// One whole chunk from the buffer (or everything, when the body is not chunked).
+    private func takeChunk() -> Data? {
+        guard chunked else {
+            guard !buffer.isEmpty else { return nil }
+            defer { buffer.removeAll() }
+            return Data(buffer)
+        }
+        guard let lineEnd = HTTPTransport.find([13, 10], in: buffer, from: 0),
+              let size = Int(String(decoding: buffer[0..<lineEnd], as: UTF8.self).split(separator: ";").first ?? "", radix: 16),
+              buffer.count >= lineEnd + 2 + size + 2
+        else { return nil }
+        let data = Data(buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])
+        buffer.removeFirst(lineEnd + 2 + size + 2)
+        return data
+    }
+
+    package func close() {
+        let first = isClosed.withLock { closed in
+            defer { closed = true }
+            return !closed
+        }
+        // shutdown wakes a reader in poll; the descriptor itself is closed only by deinit,
+        // so a reader never touches a number the process may have reused.
+        if first { shutdown(socket, Int32(SHUT_RDWR)) }
+    }
+
+    deinit { Glibc.close(socket) }
 }

@@ -14,11 +14,20 @@ extension ObjectStore {
     ///   and what opening any store throws (schema migration, index builds).
     public convenience init(etcd: EtcdConfiguration, schema: Schema, options: Options = Options()) throws(ContextError) {
         let storage = EtcdStorage(configuration: etcd)
+        let openedAt: UInt64
         do {
             try self.init(storage: storage, schema: schema, options: options)
-        } catch {
+            openedAt = try storage.commitVersion()
+        } catch let error as ContextError {
             storage.close()
             throw error
+        } catch {
+            storage.close()
+            throw ContextError.storage(error as? StorageError ?? StorageError(code: .unreachable, operation: "open", message: "\(error)"))
+        }
+        // Saves of other processes and hosts, from the revision after the open.
+        storage.startWatching(from: Int64(openedAt) + 1) { [weak self] commit in
+            self?.mergeSaveFromElsewhere(commit.didSave(location: etcd.url))
         }
     }
 
@@ -40,6 +49,24 @@ extension ObjectStore {
         } else {
             try self.init(directory: location, schema: schema, options: options)
         }
+    }
+}
+
+extension RemoteCommit {
+    /// The commit as another context's did-save.
+    func didSave(location: String) -> ContextDidSaveNotification {
+        var inserted: [ObjectID] = [], updated: [ObjectID] = [], deleted: [ObjectID] = []
+        for (table, key, change) in changes {
+            guard table.hasPrefix("entity:"), let primaryKey = StorageMapping.primaryKey(of: key) else { continue }
+            let id = ObjectID(entityName: String(table.dropFirst("entity:".count)), primaryKey: primaryKey)
+            switch change {
+            case .inserted: inserted.append(id)
+            case .updated: updated.append(id)
+            case .deleted: deleted.append(id)
+            }
+        }
+        return ContextDidSaveNotification(contextName: "saved elsewhere (\(location))", insertedObjectIDs: inserted,
+                                          updatedObjectIDs: updated, deletedObjectIDs: deleted, commitVersion: UInt64(revision))
     }
 }
 
