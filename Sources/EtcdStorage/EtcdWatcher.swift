@@ -104,8 +104,10 @@ final class EtcdWatcher: Sendable {
                 while let newline = pending.firstIndex(of: 10) {
                     let line = pending[pending.startIndex..<newline]
                     pending = Data(pending[(newline + 1)...])
-                    guard let parsed = try? JSONDecoder().decode(WireWatchLine.self, from: line), let result = parsed.result else {
-                        if parsed(line)?.error != nil { opened.close(); return }
+                    let parsed = try? JSONDecoder().decode(WireWatchLine.self, from: line)
+                    guard let result = parsed?.result else {
+                        // An error line ends the stream; an unreadable one is skipped.
+                        if parsed?.error != nil { opened.close(); return }
                         continue
                     }
                     if result.canceled == true {
@@ -118,8 +120,6 @@ final class EtcdWatcher: Sendable {
             }
         }
     }
-
-    private func parsed(_ line: Data) -> WireWatchLine? { try? JSONDecoder().decode(WireWatchLine.self, from: line) }
 
     /// Groups events by revision, skips our own commits, delivers the others.
     private func handle(_ events: [WireWatchLine.Event]) {
@@ -162,7 +162,8 @@ final class EtcdWatcher: Sendable {
         }
         let revision = reply.header?.revision?.value ?? compacted
         var commit = RemoteCommit(revision: revision, changes: [])
-        for kv in reply.kvs ?? [] {
+        // min_mod_revision is also checked here: the reply is what the catch-up trusts.
+        for kv in reply.kvs ?? [] where (kv.mod_revision?.value ?? 0) >= from {
             guard let key = kv.key, let (table, recordKey) = storage.layout.entityRecord(key) else { continue }
             commit.changes.append((table, recordKey, kv.value == EtcdKeyLayout.tombstone ? .deleted : .updated))
         }

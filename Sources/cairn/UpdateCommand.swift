@@ -14,6 +14,7 @@ enum UpdateCommand {
             .value("policy", "NAME", "The save's merge policy (default error)."),
             .value("repeat", "N", "Save N times in one context, {i} in VALUE becoming 1...N (default 1)."),
             .value("pause", "MS", "Wait MS milliseconds between saves (default 0)."),
+            .value("attempts", "N", "Conditional commits one save may try, resolving conflicts in between (default 8)."),
         ],
         discussion: """
             STORE is a directory or etcd://HOST:PORT[,HOST:PORT...]/PREFIX; the schema is the one
@@ -45,6 +46,11 @@ enum UpdateCommand {
             guard let milliseconds = UInt32(text), milliseconds <= 60_000 else { throw CommandError.usage("--pause: not a duration in ms: \(abbreviated(text))") }
             return milliseconds
         } ?? 0
+        var options = ObjectCommands.progressOptions()
+        if let text = arguments.value("attempts") {
+            guard let attempts = Int(text), (1...10_000).contains(attempts) else { throw CommandError.usage("--attempts: not a count: \(abbreviated(text))") }
+            options.maxSaveAttempts = attempts
+        }
         let schema = try ObjectCommands.recordedSchema(path)
         guard let entity = schema.entity(named: entityName) else {
             throw CommandError.usage("the store has no entity \"\(abbreviated(entityName))\"")
@@ -54,7 +60,7 @@ enum UpdateCommand {
         }
         let objects: ObjectStore
         do {
-            objects = try ObjectStore(location: path, schema: schema, options: ObjectCommands.progressOptions())
+            objects = try ObjectStore(location: path, schema: schema, options: options)
         } catch {
             throw CommandError.failed("cannot open \(StoreAccess.shown(path)): \(error)")
         }

@@ -31,15 +31,16 @@ struct EtcdTwoProcessTests {
         }
         objects.close()
         let key = String(try #require(id.primaryKey))
-        // A pause between saves, as a tool's edits have: without one, the process whose save
-        // conflicts (three round trips to resolve) can be starved by one that never does.
+        // A pause between saves, as a tool's edits have, and room for retries: without them,
+        // the process whose save conflicts (three round trips to resolve) can be starved by
+        // one that never does, on a loaded machine.
         let rounds = 60
         let endpoints = cluster.endpoints
         let runs = ConditionLock<[String: ToolRun]>([:])
         let threads = [("name", "A{i}", endpoints[0]), ("age", "{i}", endpoints[1])].map { attribute, value, endpoint in
             Thread {
                 let run = try? cairn(["update", "etcd://\(endpoint)/\(prefix)", "Person", key, "\(attribute)=\(value)",
-                                      "--policy", "objectTrump", "--repeat", "\(rounds)", "--pause", "5"], input: [], timeout: 120)
+                                      "--policy", "objectTrump", "--repeat", "\(rounds)", "--pause", "5", "--attempts", "100"], input: [], timeout: 120)
                 runs.withLock { $0[attribute] = run }
             }
         }

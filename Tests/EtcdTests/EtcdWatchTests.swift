@@ -50,20 +50,23 @@ struct EtcdWatchTests {
             let first = try insertPerson(objects, "Ann", 30)
             let storage = EtcdStorage(configuration: configuration)
             defer { storage.close() }
-            let from = Int64(try storage.commitVersion())
+            // The commit version is the newest commit (Ann's, or later): watch from the next one.
+            let from = Int64(try storage.commitVersion()) + 1
             let second = try insertPerson(objects, "Bob", 40)
             // Compact past `from`: a watch from there is cancelled and must catch up.
             _ = try storage.client.call("kv/compaction", WireCompactionRequest(revision: WireInt(Int64(try storage.commitVersion()))),
                                         as: WireStatusResponse.self, isWrite: true)
             let seen = ConditionLock<[UInt64]>([])
+            let log = ConditionLock<[String]>([])
             storage.startWatching(from: from) { commit in
                 let keys = commit.changes.compactMap { StorageMapping.primaryKey(of: $0.key) }
+                log.withLock { $0.append("rev \(commit.revision): \(keys) \(commit.changes.map(\.change))") }
                 seen.withLock { $0 += keys }
                 seen.broadcast()
             }
             let caughtUp = seen.wait(until: { $0.contains(second.primaryKey!) }, timeout: 10) { _, ready in ready }
             #expect(caughtUp, "the catch-up read did not deliver the record written after the watch's revision")
-            #expect(!seen.value.contains(first.primaryKey!), "a record older than the watch's revision is not a change")
+            #expect(!seen.value.contains(first.primaryKey!), "a record older than the watch's revision is not a change: from \(from), \(log.value)")
             // And it resumed: a later save arrives too.
             let third = try insertPerson(objects, "Cid", 50)
             let resumed = seen.wait(until: { $0.contains(third.primaryKey!) }, timeout: 10) { _, ready in ready }
