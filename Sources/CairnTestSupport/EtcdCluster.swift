@@ -85,6 +85,14 @@ public final class EtcdCluster: Sendable {
     /// The members as they are now.
     public var memberList: [Member] { members.value }
 
+    /// A configuration for every member and `prefix`, with the cluster's raised limits.
+    public func configuration(prefix: String) -> EtcdConfiguration {
+        var configuration = EtcdConfiguration(endpoints: endpoints, prefix: prefix)
+        configuration.maxTxnOps = Self.maxTxnOps
+        configuration.maxRequestBytes = Self.maxRequestBytes
+        return configuration
+    }
+
     /// An `etcd://` URL for the whole cluster with `prefix`.
     public func url(prefix: String) -> String { "etcd://" + endpoints.joined(separator: ",") + "/" + prefix }
 

@@ -30,10 +30,6 @@ enum TestBackend: Sendable {
 
     /// A configuration for a prefix no other test uses, on the shared cluster.
     static func freshPrefix() throws -> EtcdConfiguration {
-        let cluster = try EtcdCluster.shared()
-        var configuration = EtcdConfiguration(endpoints: cluster.endpoints, prefix: "contexts-\(UUID().uuidString)")
-        configuration.maxTxnOps = EtcdCluster.maxTxnOps
-        configuration.maxRequestBytes = EtcdCluster.maxRequestBytes
-        return configuration
+        try EtcdCluster.shared().configuration(prefix: "contexts-\(UUID().uuidString)")
     }
 }

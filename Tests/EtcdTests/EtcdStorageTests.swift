@@ -109,26 +109,52 @@ struct EtcdStorageTests {
         }
     }
 
+    /// Inserts `count` people (names of `nameBytes` bytes) in one context and saves: the
+    /// storage error the save threw, nil when it succeeded.
+    static func saveError(_ objects: ObjectStore, inserting count: Int, nameBytes: Int = 4) -> StorageError? {
+        let context = objects.newBackgroundContext(name: "bulk")
+        return context.performAndWait {
+            for index in 0..<count {
+                let person = context.insert(entity: "Person")
+                person["name"] = .string(String(repeating: "p", count: nameBytes))
+                person["age"] = .int(Int64(index))
+            }
+            do {
+                try context.save()
+                return nil
+            } catch ContextError.storage(let storage) {
+                return storage
+            } catch {
+                return StorageError(code: .corrupt, operation: "test", message: "not a storage error: \(error)")
+            }
+        }
+    }
+
     @Test("a save beyond --max-txn-ops is a typed error naming the limit and sizes; nothing is written")
     func txnOpsLimit() throws {
         var configuration = try freshConfiguration("limits")
         configuration.maxTxnOps = 16
         try withEtcdStore(configuration) { objects, _ in
-            let context = objects.newBackgroundContext(name: "bulk")
-            context.performAndWait {
-                for index in 0..<20 {
-                    let person = context.insert(entity: "Person")
-                    person["name"] = .string("p\(index)")
-                    person["age"] = .int(Int64(index))
-                }
-                #expect {
-                    try context.save()
-                } throws: { error in
-                    guard case ContextError.storage(let storage) = error,
-                          case .limitExceeded(let limit, let size, let maximum) = storage.code else { return false }
-                    return limit == "--max-txn-ops" && size == 21 && maximum == 16 && storage.message.contains("--max-txn-ops")
-                }
+            let error = try #require(Self.saveError(objects, inserting: 20))
+            #expect(error.code == .limitExceeded(limit: "--max-txn-ops", size: 21, maximum: 16))
+            #expect(error.message.contains("--max-txn-ops (16)"), "\(error.message)")
+            let reader = objects.newBackgroundContext(name: "reader")
+            let stored = try reader.performAndWait { try reader.count(for: FetchRequest(entityName: "Person")) }
+            #expect(stored == 0)
+        }
+    }
+
+    @Test("a save beyond --max-request-bytes is a typed error naming the limit; nothing is written")
+    func requestBytesLimit() throws {
+        var configuration = try freshConfiguration("limits")
+        configuration.maxRequestBytes = 4_000
+        try withEtcdStore(configuration) { objects, _ in
+            let error = try #require(Self.saveError(objects, inserting: 2, nameBytes: 3_000))
+            guard case .limitExceeded(let limit, let size, let maximum) = error.code else {
+                Issue.record("not a limit error: \(error)")
+                return
             }
+            #expect(limit == "--max-request-bytes" && size > 6_000 && maximum == 4_000)
             let reader = objects.newBackgroundContext(name: "reader")
             let stored = try reader.performAndWait { try reader.count(for: FetchRequest(entityName: "Person")) }
             #expect(stored == 0)
@@ -140,21 +166,12 @@ struct EtcdStorageTests {
         var configuration = try freshConfiguration("limits")
         configuration.maxTxnOps = 1_000_000   // the client does not know the real limit
         try withEtcdStore(configuration) { objects, _ in
-            let context = objects.newBackgroundContext(name: "bulk")
-            context.performAndWait {
-                for index in 0..<(EtcdCluster.maxTxnOps + 10) {
-                    let person = context.insert(entity: "Person")
-                    person["name"] = .string("p\(index)")
-                    person["age"] = .int(Int64(index))
-                }
-                #expect {
-                    try context.save()
-                } throws: { error in
-                    guard case ContextError.storage(let storage) = error,
-                          case .limitExceeded(let limit, _, _) = storage.code else { return false }
-                    return limit == "--max-txn-ops"
-                }
+            let error = try #require(Self.saveError(objects, inserting: EtcdCluster.maxTxnOps + 10))
+            guard case .limitExceeded(let limit, _, _) = error.code else {
+                Issue.record("not a limit error: \(error)")
+                return
             }
+            #expect(limit == "--max-txn-ops")
         }
     }
 

@@ -21,11 +21,7 @@ let etcdSchema: Schema = {
 
 /// A configuration for a fresh prefix on the shared cluster, with its raised limits.
 func freshConfiguration(_ label: String = "etcd") throws -> EtcdConfiguration {
-    let cluster = try EtcdCluster.shared()
-    var configuration = EtcdConfiguration(endpoints: cluster.endpoints, prefix: "\(label)-\(UUID().uuidString)")
-    configuration.maxTxnOps = EtcdCluster.maxTxnOps
-    configuration.maxRequestBytes = EtcdCluster.maxRequestBytes
-    return configuration
+    try EtcdCluster.shared().configuration(prefix: "\(label)-\(UUID().uuidString)")
 }
 
 func withEtcdStore<Result>(
