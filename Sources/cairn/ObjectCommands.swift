@@ -153,6 +153,9 @@ enum ObjectCommands {
     /// (the caller prints raw records).
     static func dumpObjectTable(path: String, table: String) throws -> ExitStatus? {
         guard table.hasPrefix("entity:") else { return nil }
+        if EtcdConfiguration.isURL(path) {
+            throw CommandError.usage("on etcd, print an object table with 'cairn fetch STORE \(table.dropFirst("entity:".count)) --json'")
+        }
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
