@@ -53,10 +53,23 @@ public final class EtcdCluster: Sendable {
     public static func shared() throws -> EtcdCluster {
         try sharedCluster.withLock { cached in
             if cached == nil {
-                cached = Result { () throws(StartError) -> EtcdCluster in try EtcdCluster(memberCount: 3) }
+                cached = Result { () throws(StartError) -> EtcdCluster in try startWithRetries(memberCount: 3) }
             }
             return try cached!.get()
         }
+    }
+
+    /// Starts a cluster, trying again on fresh ports when a member dies at startup (a port
+    /// taken between choosing it and etcd binding it).
+    public static func startWithRetries(memberCount: Int, attempts: Int = 3) throws(StartError) -> EtcdCluster {
+        var last = StartError(description: "no attempt")
+        for _ in 0..<attempts {
+            do { return try EtcdCluster(memberCount: memberCount) } catch {
+                last = error
+                if error.description.hasPrefix("etcd is not installed") { throw error }
+            }
+        }
+        throw last
     }
 
     /// Starts `memberCount` members and waits until each answers its health check.
@@ -75,8 +88,13 @@ public final class EtcdCluster: Sendable {
         members = ConditionLock(planned)
         Self.installExitHandler()
         Self.liveDirectories.withLock { _ = $0.insert(directory.path) }
-        for index in 0..<memberCount { try launch(index, binary: binary, initialState: "new") }
-        try waitUntilHealthy(timeout: 60)
+        do {
+            for index in 0..<memberCount { try launch(index, binary: binary, initialState: "new") }
+            try waitUntilHealthy(timeout: 60)
+        } catch {
+            stop()
+            throw error
+        }
     }
 
     /// The members' client addresses, `127.0.0.1:PORT`.
@@ -201,6 +219,9 @@ public final class EtcdCluster: Sendable {
         let start = Date()
         while Date().timeIntervalSince(start) < timeout {
             let running = members.value.filter { $0.pid > 0 }
+            if let dead = running.first(where: { Glibc.kill($0.pid, 0) != 0 }) {
+                throw StartError(description: "etcd member \(dead.name) exited at startup (see \(directory.path)/\(dead.name).log)")
+            }
             let healthy = running.allSatisfy { member in
                 guard let data = Self.post("http://\(member.endpoint)/v3/kv/range", body: #"{"key":"aGVhbHRo"}"#) else { return false }
                 return String(decoding: data, as: UTF8.self).contains("revision")

@@ -7,7 +7,7 @@ import Foundation
 /// straight to the gateway, so the ratio is what the object layer costs on top of etcd.
 enum EtcdWorkloads {
     static func startCluster(members: Int) throws -> EtcdCluster {
-        do { return try EtcdCluster(memberCount: members) } catch {
+        do { return try EtcdCluster.startWithRetries(memberCount: members) } catch {
             throw BenchError("etcd-save needs etcd (make deps installs etcd-server): \(error)")
         }
     }

@@ -12,7 +12,7 @@ import Testing
 struct EtcdFailoverTests {
     @Test("kill -9 of the leader and of a follower during saves loses no acknowledged save")
     func killLeaderAndFollower() throws {
-        let cluster = try EtcdCluster(memberCount: 3)
+        let cluster = try EtcdCluster.startWithRetries(memberCount: 3)
         defer { cluster.stop() }
         var configuration = EtcdConfiguration(endpoints: cluster.endpoints, prefix: "failover")
         configuration.requestTimeout = 1
