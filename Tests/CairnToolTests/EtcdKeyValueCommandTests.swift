@@ -29,4 +29,17 @@ struct EtcdKeyValueCommandTests {
         let bad = try cairn("put", "etcd://nope/x", "k", "v")
         #expect(bad.status == 1 && bad.errorOutput.contains("HOST:PORT"), "\(bad)")
     }
+
+    @Test("ingest on etcd acknowledges each line once the cluster has it, and dump reads them all back")
+    func ingest() throws {
+        let cluster = try EtcdCluster.shared()
+        let url = cluster.url(prefix: "ingest-\(UUID().uuidString)")
+        let lines = (1...40).map { "k\(String(format: "%02d", $0))\tvalue \($0)\n" }.joined()
+        let run = try cairn(["ingest", url, "--writers", "4"], input: lines)
+        #expect(run.status == 0, "\(run)")
+        let acknowledged = Set(run.lines.filter { $0.hasPrefix("ok ") }.map { String($0.dropFirst(3)) })
+        #expect(acknowledged == Set((1...40).map { "k" + String(format: "%02d", $0) }), "\(run)")
+        let dumped = try cairn("dump", url)
+        #expect(dumped.output == lines, "\(dumped)")
+    }
 }
