@@ -72,9 +72,12 @@ final class EtcdStorage: ObjectStorage {
         }
         guard !wasClosed else { return }
         watcher.withLock { $0 }?.stop()
-        // The marker is only needed while commits may be in flight; best effort.
-        let key = marker.withLock { $0.key }
-        _ = try? client.call("kv/deleterange", WireDeleteRequest(key: key), as: WireDeleteResponse.self, isWrite: true)
+        // The marker is only needed while commits may be in flight; best effort, and only when
+        // this storage wrote one (a reader's close never waits on the cluster).
+        let (key, written) = marker.withLock { ($0.key, $0.version > 0) }
+        if written {
+            _ = try? client.call("kv/deleterange", WireDeleteRequest(key: key), as: WireDeleteResponse.self, isWrite: true)
+        }
         client.invalidate()
     }
 
