@@ -69,4 +69,18 @@ static inline uint32_t cairn_crc32c_extend(uint32_t crc, const void *bytes, size
     return ~cairn_crc32c_software(state, (const uint8_t *)bytes, count);
 }
 
+/*
+ * Loads and stores of one 64-bit word shared with other processes through a MAP_SHARED
+ * mapping (KVEngine's PublishedProgress): the writer's store is a release, so that a
+ * reader whose acquire load sees a version also sees every log byte written before it.
+ * Swift's Synchronization.Atomic cannot be placed at an address inside a mapping.
+ */
+static inline void cairn_store_release_u64(uint64_t *address, uint64_t value) {
+    __atomic_store_n(address, value, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t cairn_load_acquire_u64(const uint64_t *address) {
+    return __atomic_load_n(address, __ATOMIC_ACQUIRE);
+}
+
 #endif

@@ -22,6 +22,9 @@ final class EtcdStorage: ObjectStorage {
     /// Serialises key allocation in this process (the sequence record's compare-and-swap
     /// still guards against other processes).
     let allocationLock = ConditionLock<Int>(0)
+    /// Serialises commits that carry a record keyed by their version, from the prediction
+    /// to the commit (EtcdStorage+KeyedByVersion.swift).
+    let recordingLock = ConditionLock<Int>(0)
     private let isClosed = ConditionLock<Bool>(false)
     /// The watch delivering other writers' commits, once started.
     private let watcher = ConditionLock<EtcdWatcher?>(nil)

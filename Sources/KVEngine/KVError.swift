@@ -54,6 +54,9 @@ public enum KVError: Error, Sendable, Hashable, CustomStringConvertible {
     case noStore(path: String)
     /// A commit would create more tables than the store was opened for (`Options.maxTables`).
     case tooManyTables(limit: Int)
+    /// The store was opened for reading (`Store.Options.readOnly`): commits, flushes and
+    /// checkpoints are refused, and nothing is written.
+    case readOnly(path: String)
 
     public var description: String {
         switch self {
@@ -69,8 +72,10 @@ public enum KVError: Error, Sendable, Hashable, CustomStringConvertible {
             let list = failures.map { $0.description }.joined(separator: "; ")
             return "commit conditions failed, nothing was written: \(list)"
         case let .locked(path, pid):
-            if let pid { return "store \(path) is locked by pid \(pid)" }
-            return "store \(path) is locked by another process"
+            let readers = "one process writes a store; others may read it beside the writer (Store.Options.readOnly)"
+            if pid == getpid() { return "store \(path) is locked by pid \(getpid()), this process: it is open here already; share that Store" }
+            if let pid { return "store \(path) is locked by pid \(pid): \(readers)" }
+            return "store \(path) is locked by another process: \(readers)"
         case let .lmdb(code, operation):
             return "LMDB \(operation) failed: \(String(cString: mdb_strerror(code))) (\(code))"
         case let .io(code, operation, path):
@@ -98,6 +103,8 @@ public enum KVError: Error, Sendable, Hashable, CustomStringConvertible {
             return "no Cairn store at \(path)"
         case let .tooManyTables(limit):
             return "a commit would create more than \(limit) tables; open the store with a larger Options.maxTables"
+        case let .readOnly(path):
+            return "store \(path) is open for reading only; only its writer process can change it"
         }
     }
 

@@ -24,18 +24,29 @@ package final class LMDBEnvironment: @unchecked Sendable {
     /// Faults to inject into LMDB commits (tests); nil in normal use.
     let faults: LMDBFaults?
 
-    /// Opens (creating if needed) the environment in `directory`, files mode 0600.
-    ///
-    /// `readOnly`: opens with `MDB_RDONLY | MDB_NOLOCK`, writing nothing at all (no lock
-    /// file, no meta page): for reading a store on a full disk. The caller's `ProcessLock`
-    /// is what keeps other processes out; no write transaction can begin.
-    package init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int, readOnly: Bool = false,
+    /// How an environment is opened.
+    package enum Access {
+        /// Read-write, with LMDB's lock file: the writer process.
+        case write
+        /// `MDB_RDONLY | MDB_NOLOCK`, writing nothing at all (no lock file, no meta page): for
+        /// reading a store on a full disk. The caller's `ProcessLock` is what keeps other
+        /// processes out; no write transaction can begin.
+        case readUnlocked
+        /// `MDB_RDONLY` with LMDB's lock file: a reader process beside a writer. Its read
+        /// transactions take slots in lock.mdb's reader table, so the writer never reuses a
+        /// page they can see; a dead reader's slots are reclaimed by `mdb_reader_check`.
+        case readShared
+    }
+
+    /// Opens (creating if needed, for `.write`) the environment in `directory`, files mode 0600.
+    package init(directory: String, mapSize: Int, maxReaders: Int, maxTables: Int, access: Access = .write,
          faults: LMDBFaults? = nil) throws(KVError) {
+        let readOnly = access != .write
         // LMDB opens its files itself: check what they are first (a FIFO would hang a read or
         // the lock file's allocation, a device would be mapped).
         try StoreFiles.requireRegularIfPresent(directory + "/data.mdb")
         try StoreFiles.requireRegularIfPresent(directory + "/lock.mdb")
-        if !readOnly {
+        if access != .readUnlocked {
             // Before LMDB maps the lock file: LMDB extends it with ftruncate, a sparse file, and
             // writes to it through the map. When the disk cannot back a page of it, that write
             // kills the process with SIGBUS; allocated here, it fails with a typed ENOSPC.
@@ -55,7 +66,8 @@ package final class LMDBEnvironment: @unchecked Sendable {
             // Keep LMDB's files off descriptors 0-2 while it opens them.
             let handle = self.handle
             try StoreFiles.withStandardDescriptorsHeld { () throws(KVError) in
-                let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) | UInt32(MDB_NOLOCK) : 0)
+                let flags = UInt32(MDB_NOTLS) | (readOnly ? UInt32(MDB_RDONLY) : 0)
+                    | (access == .readUnlocked ? UInt32(MDB_NOLOCK) : 0)
                 let code = mdb_env_open(handle, directory, flags, 0o600)
                 if code != MDB_SUCCESS {
                     // LMDB turns a short write of the new file's meta pages into ENOSPC, others EIO.

@@ -132,6 +132,8 @@ package struct OverlayState {
     var liveSnapshots: [Int: LiveSnapshot] = [:]
     /// Snapshots the applier expired (`Options.maxSnapshotAge`/`maxSnapshotLag`).
     var expiredSnapshots = 0
+    /// LMDB reader slots of dead processes the applier reclaimed.
+    var staleReadersCleared = 0
     /// A reset read transaction kept for the commit leader's views, so commits never need a
     /// reader slot that open snapshots may all hold. nil while a view has it.
     var reservedReader: LMDBTransaction?
@@ -230,6 +232,17 @@ package struct OverlayState {
         peakBytes = max(peakBytes, bytes)
         largestPublishBytes = max(largestPublishBytes, bytes - bytesBefore)
         return replaced
+    }
+
+    /// Drops every entry and unapplied commit: a reader's overlay whose commits reopening
+    /// the writer lost (`StoreCore.rejoin`), after its snapshots that could read them expired.
+    mutating func discardEntries() {
+        entries = OverlayTable()
+        keysPerTable = [:]
+        bytes = 0
+        unapplied = []
+        unappliedHead = 0
+        keptForSnapshots = false
     }
 
     /// The (floor, version] intervals live snapshots may still read from the overlay.

@@ -16,7 +16,12 @@ final class ProcessLock {
     private let descriptor: Int32
     private let key: String
 
-    init(directory: String) throws(KVError) {
+    /// Takes the store's lock for a writer; `reading`: only this process's registry entry,
+    /// for a read-only `Store`, which takes no lock other processes could see (readers never
+    /// keep a writer out). The entry matters for readers too: LMDB's liveness lock on
+    /// lock.mdb belongs to the process, and a second environment of the same store in one
+    /// process would drop it on close, letting a writer reclaim the first one's reader slots.
+    init(directory: String, reading: Bool = false) throws(KVError) {
         // Acquired before `self` exists: a class whose init throws after its stored
         // properties are set still runs deinit, which would release what it never held.
         let key = ProcessLock.canonical(directory)
@@ -24,18 +29,36 @@ final class ProcessLock {
             if locked.contains(key) { throw KVError.locked(path: directory, pid: getpid()) }
             locked.insert(key)
         }
-        do {
-            descriptor = try ProcessLock.acquire(directory: directory)
-        } catch {
-            ProcessLock.lockedDirectories.withLock { _ = $0.remove(key) }
-            throw error
+        if reading {
+            descriptor = -1
+        } else {
+            do {
+                descriptor = try ProcessLock.acquire(directory: directory)
+            } catch {
+                ProcessLock.lockedDirectories.withLock { _ = $0.remove(key) }
+                throw error
+            }
         }
         self.key = key
     }
 
     deinit {
-        close(descriptor)
+        if descriptor >= 0 { close(descriptor) }
         ProcessLock.lockedDirectories.withLock { _ = $0.remove(key) }
+    }
+
+    /// The pid of the process holding `directory`'s lock (a writer), or nil when none does.
+    /// Never call it for a directory this process has open: closing its descriptor of
+    /// `LOCK` would drop this process's lock (the registry refuses such opens first).
+    static func holder(directory: String) -> Int32? {
+        let descriptor = Glibc.open(directory + "/LOCK", O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        var holder = flock()
+        holder.l_type = Int16(F_WRLCK)
+        holder.l_whence = Int16(SEEK_SET)
+        guard fcntl(descriptor, F_GETLK, &holder) == 0, holder.l_type != Int16(F_UNLCK) else { return nil }
+        return holder.l_pid
     }
 
     private static func canonical(_ directory: String) -> String {

@@ -28,6 +28,12 @@ public struct CheckReport: Sendable, Hashable {
     /// a deleted `wal/`, damage with nothing intact past it).
     public var lmdbAloneComplete: Bool?
 
+    /// The pid of the process that had the store open for writing while it was checked
+    /// (`Store.check` then checks beside it, read-only), nil when none had.
+    public var besideWriter: Int32?
+    /// What a check beside a writer could not verify, in words; empty for a closed store.
+    public var notVerified: [String] = []
+
     /// Whether nothing is wrong.
     public var isSound: Bool { problems.isEmpty }
 }
@@ -39,7 +45,9 @@ extension Store {
     /// each key that LMDB has applied matches LMDB's record, and every stored record passes
     /// its checksum.
     ///
-    /// Throws `KVError.locked` while another process has the store open.
+    /// While another process has the store open for writing, checks beside it instead,
+    /// changing nothing and never blocking it (`checkBesideWriter(directory:)`); throws
+    /// `KVError.locked` only when this process has the store open.
     ///
     /// ```swift
     /// let report = try Store.check(directory: path)
@@ -59,7 +67,12 @@ extension Store {
         }
         // A FIFO or device there cannot be checked: that is the error, not a "damaged" file.
         try StoreFiles.requireRegularIfPresent(directory + "/data.mdb")
-        let lock = try ProcessLock(directory: directory)
+        let lock: ProcessLock
+        do throws(KVError) {
+            lock = try ProcessLock(directory: directory)
+        } catch .locked(_, let pid?) where pid != getpid() {
+            return try checkBesideWriter(directory: directory, writer: pid, fileSystem: fileSystem)
+        }
         defer { _ = lock }
         var report = CheckReport()
         // LMDB's structures first, without LMDB: walking a damaged tree could crash it. A
@@ -163,7 +176,14 @@ extension Store {
             }
         }
 
-        // Every stored record passes its checksum.
+        try checkRecords(tables, in: transaction, meta: meta, into: &report)
+        return report
+    }
+
+    /// Every stored record of `tables` passes its checksum, and each table's tombstone count
+    /// matches the meta table's.
+    static func checkRecords(_ tables: [String: MDB_dbi], in transaction: LMDBTransaction, meta: MDB_dbi,
+                             into report: inout CheckReport) throws(KVError) {
         for (name, dbi) in tables.sorted(by: { $0.key < $1.key }) {
             let cursor = try transaction.openCursor(dbi)
             defer { cursor.close() }
@@ -184,6 +204,5 @@ extension Store {
                 report.problems.append("table \(name): \(tombstones) tombstones, but the meta table counts \(counted)")
             }
         }
-        return report
     }
 }

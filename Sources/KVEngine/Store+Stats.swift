@@ -57,12 +57,25 @@ public struct StoreStats: Sendable, Hashable {
     /// Group appends to the log since open (one per group of concurrent commits).
     public var logAppends: Int
 
+    /// Whether the store is open for reading only (`Store.Options.readOnly`). Then the
+    /// versions are the writer's as far as this reader has followed them, `durableVersion`
+    /// is the newest acknowledged version it read, and the log and sync counters are zero.
+    public var readOnly = false
+    /// Log records a read-only store has read since open to follow the writer: each refresh
+    /// reads only the records appended since the last one. 0 for the writer.
+    public var followedLogRecords = 0
+
+    /// LMDB reader slots left by dead processes (a reader killed inside a snapshot) that the
+    /// writer reclaimed since open (`mdb_reader_check`, about once a second).
+    public var staleReadersCleared = 0
+
     /// Records in all tables, as of the applied version.
     public var recordCount: Int { recordsPerTable.values.reduce(0, +) }
 }
 
 extension StoreCore {
     func stats() throws(KVError) -> StoreStats {
+        try refresh()
         let logFigures = log.withLock { log in
             (log.durableVersion, log.logBytes, log.segments.count, log.syncCount, log.appendCount)
         }
@@ -81,13 +94,20 @@ extension StoreCore {
         }
         var info = stat()
         let fileBytes = stat(directory + "/data.mdb", &info) == 0 ? Int(info.st_size) : 0
-        return StoreStats(
-            commitVersion: overlayFigures.0, appliedVersion: overlayFigures.1, durableVersion: logFigures.0,
+        var stats = StoreStats(
+            commitVersion: overlayFigures.0, appliedVersion: overlayFigures.1,
+            durableVersion: follower == nil ? logFigures.0 : overlayFigures.0,
             logBytes: logFigures.1, logSegments: logFigures.2, lmdbFileBytes: fileBytes, mapSize: env.info.mapSize,
             recordsPerTable: counts, overlayBytes: overlayFigures.2, overlayCommits: overlayFigures.3,
             overlayPeakBytes: overlayFigures.9.peak, overlayLargestGroupBytes: overlayFigures.9.largestGroup,
             overlayLimit: options.overlayLimit,
             openSnapshots: overlayFigures.4, oldestSnapshotVersion: overlayFigures.5,
             oldestSnapshotAge: overlayFigures.6, expiredSnapshots: overlayFigures.8, logSyncs: logFigures.3, logAppends: logFigures.4)
+        stats.staleReadersCleared = overlay.withLock { $0.staleReadersCleared }
+        if let follower {
+            stats.readOnly = true
+            stats.followedLogRecords = follower.withLock { $0.recordsRead }
+        }
+        return stats
     }
 }

@@ -42,8 +42,8 @@ public struct CheckpointReport: Sendable, Hashable {
 /// commit durable with one append and one fdatasync shared by concurrent commits.
 ///
 /// Every commit gets the next commit version; every record carries its own record
-/// version. Reads go through snapshots. One process (and one `Store`) opens a directory
-/// at a time.
+/// version. Reads go through snapshots. One process (and one `Store` in it) writes a
+/// directory at a time; other processes may read it beside the writer (`Options.readOnly`).
 ///
 /// ```swift
 /// let store = try Store(directory: "/var/lib/mytool/store")
@@ -138,6 +138,25 @@ public final class Store: Sendable {
         /// damaged page may then crash the process instead of throwing. Damage inside a key
         /// or value is caught by record checksums either way. `Store.check` always verifies.
         public var verifyDataFile = true
+        /// Opens the store for reading only, beside the process that writes it (or while no
+        /// process does). Takes no lock another process could see: the writer is never
+        /// blocked or refused because of it, and any number of processes may read at once.
+        /// Snapshots see every commit the writer acknowledged before they began (including
+        /// commits still only in its log, read from the log), never one it has not
+        /// acknowledged. `commit`, `flush` and `checkpoint` throw `KVError.readOnly`.
+        ///
+        /// Price: a snapshot first reads the log records appended since the last one (none
+        /// when nothing changed: one load from a shared page), and the reader keeps those
+        /// LMDB has not applied yet in memory. Never creates a store (`KVError.noStore`).
+        /// A second `Store` of the same directory in one process is refused
+        /// (`KVError.locked`), whatever its options. Default false.
+        ///
+        /// ```swift
+        /// var options = Store.Options()
+        /// options.readOnly = true
+        /// let store = try Store(directory: "/var/lib/mytool/store", options: options)
+        /// ```
+        public var readOnly = false
         /// Failures to inject into LMDB's commits (tests).
         package var lmdbFaults: LMDBFaults? = nil
 
@@ -181,6 +200,21 @@ public final class Store: Sendable {
     /// A snapshot of the latest acknowledged commit.
     public func snapshot() throws(KVError) -> Snapshot {
         try core.makeSnapshot()
+    }
+
+    /// The newest commit version: what a snapshot taken now would read at, at least.
+    ///
+    /// Cheap enough to poll: for a read-only store (`Options.readOnly`) it is one load from
+    /// the writer's shared page when nothing changed, and otherwise reads only the log
+    /// records appended since the last refresh. A higher value than last time means the
+    /// store changed.
+    ///
+    /// ```swift
+    /// if try store.latestCommitVersion() > seen { reload() }
+    /// ```
+    public func latestCommitVersion() throws(KVError) -> UInt64 {
+        try core.refresh()
+        return core.overlay.withLock { $0.latestVersion }
     }
 
     /// How many reset read transactions the store keeps for its next snapshots (`IdleReaders`).

@@ -6,6 +6,7 @@ import CLMDB
 
 extension StoreCore {
     func applierLoop() {
+        var lastReaderCheck = monotonicSeconds()
         while true {
             let work = overlay.wait(
                 until: { state in
@@ -24,6 +25,15 @@ extension StoreCore {
                 return (state.unapplied[state.unappliedHead..<end], state.unapplied[end - 1].version)
             }
             if overlay.withLock({ $0.stopping }) { return }
+            let now = monotonicSeconds()
+            if now - lastReaderCheck >= StoreCore.readerCheckInterval {
+                // A reader process killed inside a read transaction leaves its slot pinning old
+                // pages, which would make every later write grow the file: reclaim such slots.
+                lastReaderCheck = now
+                if let dead = try? env.clearStaleReaders(), dead > 0 {
+                    overlay.withLock { $0.staleReadersCleared += dead }
+                }
+            }
             guard let work else { continue }
             expireOldSnapshots()
             do {
@@ -63,6 +73,9 @@ extension StoreCore {
             }
         }
     }
+
+    /// How often the applier reclaims the reader slots of dead processes (s).
+    static let readerCheckInterval = 1.0
 
     /// Ends the snapshots that outlived `Options.maxSnapshotAge` or `maxSnapshotLag`, just
     /// before the applier writes to LMDB: the pages they pin are what would make the data

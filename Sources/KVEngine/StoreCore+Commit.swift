@@ -9,6 +9,7 @@ import Glibc
 
 extension StoreCore {
     func commit(_ batch: WriteBatch, durability: Durability) throws(KVError) -> CommitInfo {
+        if options.readOnly { throw KVError.readOnly(path: directory) }
         try batch.validate(maxKeySize: maxKeySize)
         let waiter = CommitWaiter(batch: batch, durability: durability)
         let (isLeader, spin) = try commitQueue.withLock { (queue) throws(KVError) -> (Bool, Double) in
@@ -117,6 +118,9 @@ extension StoreCore {
                     return nil
                 }
                 if sync { syncSeconds = monotonicSeconds() - appendStart }
+                // Before any member hears of it: a reader process that starts after the
+                // acknowledgment must see the commit.
+                published?.publish(commits[commits.count - 1].version)
                 // The versions the commits replaced are freed once the lock is released, not
                 // while readers and the applier wait for it.
                 let (wakeApplier, replaced) = overlay.withLock { state in

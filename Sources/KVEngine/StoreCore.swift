@@ -39,12 +39,78 @@ package final class StoreCore: @unchecked Sendable {
     private let closing = ConditionLock(false)
     private var applier: pthread_t?
     private var processLock: ProcessLock?
+    /// The writer's acknowledged version for reader processes: the writer publishes through
+    /// it (under the commit leader's turn), a reader reads it. nil on a full disk's read-only
+    /// open, and for a reader on a file system where it cannot exist.
+    let published: PublishedProgress?
+    /// A reader's position in the writer's log (`Options.readOnly`); nil for the writer.
+    /// Taken before `overlay` when nested.
+    let follower: ConditionLock<LogFollower>?
+
+    /// What opening made, before the core holds it: LMDB's meta table, the report, the log
+    /// writer and the overlay's first state.
+    typealias OpenedParts = (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
 
     init(directory: String, options: Store.Options, fileSystem: any FileSystem) throws(KVError) {
         self.directory = directory
         self.walDirectory = directory + "/wal"
         self.options = options
         self.fileSystem = fileSystem
+        let lock: ProcessLock
+        var env: LMDBEnvironment
+        var opened: OpenedParts
+        var published: PublishedProgress? = nil
+        var follower: LogFollower? = nil
+        if options.readOnly {
+            // A reader beside (or without) the writer process: it changes nothing of the store
+            // (only the shared pages, lock.mdb and `published`, are made when no writer made them).
+            guard PosixFileSystem().exists(directory + "/data.mdb") else { throw KVError.noStore(path: directory) }
+            lock = try ProcessLock(directory: directory, reading: true)
+            let following = try StoreCore.openForFollowing(directory: directory, options: options, fileSystem: fileSystem)
+            (env, opened, published, follower) = (following.env, following.opened, following.published, following.follower)
+        } else {
+            (lock, env, opened, published) = try StoreCore.openForWriting(directory: directory, options: options,
+                                                                          fileSystem: fileSystem)
+        }
+        self.env = env
+        self.published = published
+        self.follower = follower.map { ConditionLock($0) }
+        maxKeySize = env.maxKeySize
+        metaHandle = opened.meta
+        recoveryReport = opened.report
+        log = ConditionLock(opened.writer)
+        var state = opened.state
+        do throws(KVError) {
+            // A reader never commits: no reader slot kept for commit views.
+            if !options.readOnly {
+                let reserved = try env.beginTransaction(readOnly: true)
+                reserved.reset()
+                state.reservedReader = reserved
+            }
+        } catch {
+            env.close()
+            throw error
+        }
+        let readOnly = state.applyError != nil
+        overlay = ConditionLock(state)
+        processLock = lock
+        let core = self
+        // Read-only (a reader, or a full disk): no applier, nothing may be written.
+        applier = readOnly ? nil : startThread { core.applierLoop() }
+        // Last: readers of the previous writer rebuild their views from what LMDB holds now.
+        if !readOnly { published?.begin(acknowledged: opened.report.lastVersion) }
+    }
+
+    /// The writer's open: takes the process lock, creates the store if needed (or again, after
+    /// an interrupted creation), verifies LMDB's data file, recovers, and opens the published
+    /// page. On a full disk, opens for reading only instead, writing nothing.
+    private static func openForWriting(directory: String, options: Store.Options, fileSystem: any FileSystem) throws(KVError)
+        -> (lock: ProcessLock, env: LMDBEnvironment,
+            opened: OpenedParts, published: PublishedProgress?)
+    {
+        var env: LMDBEnvironment
+        var opened: OpenedParts
+        var published: PublishedProgress? = nil
         if !options.createIfMissing && !PosixFileSystem().exists(directory + "/data.mdb") {
             throw KVError.noStore(path: directory)
         }
@@ -59,7 +125,7 @@ package final class StoreCore: @unchecked Sendable {
             created = true
             creationRedone = found
         }
-        try fileSystem.createDirectory(walDirectory)
+        try fileSystem.createDirectory(directory + "/wal")
         if created {
             // A new store's directories must survive power loss before its first commit
             // can be acknowledged: sync the parent's entry for the store, and the store's
@@ -72,14 +138,19 @@ package final class StoreCore: @unchecked Sendable {
             // Before LMDB maps the file: LMDB trusts every page and crashes on a damaged one.
             _ = try LMDBVerifier.verify(path: directory + "/data.mdb")
         }
-        var env: LMDBEnvironment
-        var opened: (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
         do throws(KVError) {
             env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
                                       maxTables: options.maxTables, faults: options.lmdbFaults)
             do throws(KVError) {
-                opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: walDirectory)
+                opened = try StoreCore.recover(env: env, options: options, fileSystem: fileSystem, walDirectory: directory + "/wal")
             } catch {
+                env.close()
+                throw error
+            }
+            do throws(KVError) {
+                published = try PublishedProgress.openForWriting(directory: directory)
+            } catch {
+                opened.writer.close()
                 env.close()
                 throw error
             }
@@ -87,36 +158,17 @@ package final class StoreCore: @unchecked Sendable {
             // Reading must not need free space: open for reading only, with what LMDB lacks
             // read from the log into memory, writing nothing anywhere.
             env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
-                                      maxTables: options.maxTables, readOnly: true)
+                                      maxTables: options.maxTables, access: .readUnlocked)
             do throws(KVError) {
                 opened = try StoreCore.recoverForReading(env: env, options: options, fileSystem: fileSystem,
-                                                         walDirectory: walDirectory, cause: error)
+                                                         walDirectory: directory + "/wal", cause: error)
             } catch {
                 env.close()
                 throw error
             }
         }
         opened.report.creationRedone = creationRedone
-        self.env = env
-        maxKeySize = env.maxKeySize
-        metaHandle = opened.meta
-        recoveryReport = opened.report
-        log = ConditionLock(opened.writer)
-        var state = opened.state
-        do throws(KVError) {
-            let reserved = try env.beginTransaction(readOnly: true)
-            reserved.reset()
-            state.reservedReader = reserved
-        } catch {
-            env.close()
-            throw error
-        }
-        let readOnly = state.applyError != nil
-        overlay = ConditionLock(state)
-        processLock = lock
-        let core = self
-        // Read-only (a full disk): no applier, nothing may be written.
-        applier = readOnly ? nil : startThread { core.applierLoop() }
+        return (lock, env, opened, published)
     }
 
     /// What an interrupted creation left, when the store directory holds one: a data file
@@ -189,7 +241,7 @@ package final class StoreCore: @unchecked Sendable {
     /// torn tail, starts a fresh log segment and retires the replayed ones.
     private static func recover(env: LMDBEnvironment, options: Store.Options, fileSystem: any FileSystem,
                                 walDirectory: String) throws(KVError)
-        -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        -> OpenedParts
     {
         _ = try env.clearStaleReaders()
         // The verifier checks the length with everything else; without it, this is the one
@@ -265,7 +317,7 @@ package final class StoreCore: @unchecked Sendable {
     /// nothing on disk: no cut, no new segment, no LMDB write.
     private static func recoverForReading(env: LMDBEnvironment, options: Store.Options, fileSystem: any FileSystem,
                                           walDirectory: String, cause: KVError) throws(KVError)
-        -> (meta: MDB_dbi, report: RecoveryReport, writer: LogWriter, state: OverlayState)
+        -> OpenedParts
     {
         let opened = try openTables(env, readOnly: true)
         var commits: [LoggedCommit] = []
@@ -301,7 +353,7 @@ package final class StoreCore: @unchecked Sendable {
     /// Opens the meta table and every user table; reads the applied version. `readOnly`:
     /// in a read transaction, for an environment opened read-only (nothing is written; a
     /// store without its format key is refused).
-    private static func openTables(_ env: LMDBEnvironment, readOnly: Bool = false) throws(KVError)
+    static func openTables(_ env: LMDBEnvironment, readOnly: Bool = false) throws(KVError)
         -> (meta: MDB_dbi, tables: [String: MDB_dbi], applied: UInt64, logStarted: Bool)
     {
         func read(_ transaction: LMDBTransaction) throws(KVError)
@@ -356,44 +408,78 @@ package final class StoreCore: @unchecked Sendable {
         // - The map cannot be resized under it (the applier resizes under this lock, only
         //   with no snapshot registered).
         // - `close` sees every snapshot, so none outlives the environment.
-        try overlay.withLock { (state) throws(KVError) -> Snapshot in
-            if state.closing { throw KVError.closed }
-            let transaction: LMDBTransaction
-            let recycles: Bool
-            if reserved, let kept = state.reservedReader {
-                try kept.renew()
-                state.reservedReader = nil
-                transaction = kept
-                recycles = true
-            } else if let idle = state.idleReaders.take() {
-                do throws(KVError) {
-                    try idle.renew()
-                    transaction = idle
-                } catch {
-                    idle.abort()
-                    transaction = try beginReadTransaction()
+        if follower != nil { try refresh() }
+        // A reader retries when the writer's LMDB created a table between the opening of the
+        // new tables and the snapshot's transaction (the table would read as absent).
+        for _ in 0..<64 {
+            // What a reader's pruning dropped, freed after the lock.
+            var dropped: (entries: OverlayTable, commits: [LoggedCommit])? = nil
+            let made = try overlay.withLock { (state) throws(KVError) -> Snapshot? in
+                if state.closing { throw KVError.closed }
+                let tablesApplied = follower != nil && !state.pendingTables.isEmpty ? try openPendingTables(&state) : nil
+                let transaction: LMDBTransaction
+                let recycles: Bool
+                if reserved, let kept = state.reservedReader {
+                    try kept.renew()
+                    state.reservedReader = nil
+                    transaction = kept
+                    recycles = true
+                } else if let idle = state.idleReaders.take() {
+                    do throws(KVError) {
+                        try idle.renew()
+                        transaction = idle
+                    } catch {
+                        idle.abort()
+                        transaction = try beginReadTransaction(&state)
+                    }
+                    recycles = false
+                } else {
+                    transaction = try beginReadTransaction(&state)
+                    recycles = false
                 }
-                recycles = false
-            } else {
-                transaction = try beginReadTransaction()
-                recycles = false
+                if follower != nil {
+                    do throws(KVError) {
+                        dropped = try adoptApplied(in: transaction, &state)
+                    } catch {
+                        transaction.abort()
+                        throw error
+                    }
+                    if let tablesApplied, state.appliedVersion != tablesApplied, !state.pendingTables.isEmpty {
+                        transaction.reset()
+                        state.idleReaders.keep(transaction)
+                        return nil
+                    }
+                }
+                let id = state.nextSnapshotID
+                state.nextSnapshotID += 1
+                let snapshot = Snapshot(core: self, id: id, floor: state.watermark, version: state.latestVersion,
+                                        tables: state.tableHandles, transaction: transaction, recycles: recycles)
+                state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
+                                                       openedAt: monotonicSeconds(), snapshot: snapshot)
+                return snapshot
             }
-            let id = state.nextSnapshotID
-            state.nextSnapshotID += 1
-            let snapshot = Snapshot(core: self, id: id, floor: state.watermark, version: state.latestVersion,
-                                    tables: state.tableHandles, transaction: transaction, recycles: recycles)
-            state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
-                                                   openedAt: monotonicSeconds(), snapshot: snapshot)
-            return snapshot
+            withExtendedLifetime(dropped) {}
+            if let made { return made }
         }
+        throw KVError.lmdb(code: MDB_BAD_DBI, operation: "opening the tables the writer keeps creating")
     }
 
-    private func beginReadTransaction() throws(KVError) -> LMDBTransaction {
+    /// A new read transaction, under the overlay lock.
+    func beginReadTransaction(_ state: inout OverlayState) throws(KVError) -> LMDBTransaction {
         do throws(KVError) {
             return try env.beginTransaction(readOnly: true)
         } catch KVError.lmdb(let code, _) where code == lmdbReadersFull {
             // Slots of dead processes may be what fills the table; reclaim and try once more.
             _ = try env.clearStaleReaders()
+            return try env.beginTransaction(readOnly: true)
+        } catch KVError.lmdb(let code, let operation) where code == MDB_MAP_RESIZED && follower != nil {
+            // The writer grew the map past this reader's. Adopting its size needs every
+            // transaction of this process ended; with snapshots open, the reader must wait.
+            guard state.liveSnapshots.isEmpty else { throw KVError.lmdb(code: code, operation: operation) }
+            state.idleReaders.abortAll()
+            state.reservedReader?.abort()
+            state.reservedReader = nil
+            try env.setMapSize(0)
             return try env.beginTransaction(readOnly: true)
         }
     }
@@ -428,6 +514,7 @@ package final class StoreCore: @unchecked Sendable {
     // MARK: Flush, checkpoint, close
 
     func flush() throws(KVError) {
+        if options.readOnly { throw KVError.readOnly(path: directory) }
         let target = overlay.withLock { state in
             state.flushRequested = true
             return state.latestVersion
@@ -488,6 +575,8 @@ package final class StoreCore: @unchecked Sendable {
         for snapshot in snapshots { snapshot.invalidate() }
         overlay.broadcast()
         var failure: KVError? = nil
+        // A reader has nothing to flush or retire: it closes as a crash would.
+        let crash = crash || options.readOnly
         if !crash {
             do { try flush() } catch { failure = error }
         }
@@ -504,6 +593,7 @@ package final class StoreCore: @unchecked Sendable {
             }
         }
         log.withLock { $0.close() }
+        follower?.withLock { $0.close() }
         env.close()
         processLock = nil
         if let failure { throw failure }

@@ -25,15 +25,21 @@ struct Sizes {
     /// Requests per round of the index read workloads (each takes microseconds).
     var indexedLookups: Int
     var indexedQueries: Int
+    /// Records of the reader workloads' stores (reader-process, writer-readers).
+    var readerRecords: Int
+    /// Saves whose remote-change latency is measured (one at a time).
+    var notificationSaves: Int
     /// One-object saves per round of the etcd workloads (each is a raft commit).
     var etcdSaves: Int = 1_000
 
     static let full = Sizes(commits: 20_000, records: 1_000_000, reads: 1_000_000, recoverMegabytes: 256, rounds: 3, shortRounds: 9,
                             sweepCommits: 4_000, contextSaveObjects: 10_000, contextFetchObjects: 100_000, conflictObjects: 1_000,
-                            indexedObjects: 1_000_000, growthSmallObjects: 10_000, indexedLookups: 10_000, indexedQueries: 2_000)
+                            indexedObjects: 1_000_000, growthSmallObjects: 10_000, indexedLookups: 10_000, indexedQueries: 2_000,
+                            readerRecords: 100_000, notificationSaves: 300)
     static let quick = Sizes(commits: 300, records: 20_000, reads: 50_000, recoverMegabytes: 8, rounds: 3, shortRounds: 3,
                              sweepCommits: 120, contextSaveObjects: 500, contextFetchObjects: 2_000, conflictObjects: 100,
-                             indexedObjects: 20_000, growthSmallObjects: 2_000, indexedLookups: 200, indexedQueries: 50, etcdSaves: 30)
+                             indexedObjects: 20_000, growthSmallObjects: 2_000, indexedLookups: 200, indexedQueries: 50,
+                             readerRecords: 2_000, notificationSaves: 20, etcdSaves: 30)
 }
 
 enum KeyValueWorkloads {

@@ -8,7 +8,7 @@ enum WorkloadCatalog {
     static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
                         "context-save", "context-fetch", "conflict-save",
                         "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed",
-                        "etcd-save-1", "etcd-save-3"]
+                        "reader-process", "writer-readers", "notification-latency", "etcd-save-1", "etcd-save-3"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -68,6 +68,23 @@ enum WorkloadCatalog {
                             log: log)
         })
         workloads += indexWorkloads(sizes)
+        workloads.append(Workload(name: "reader-process") { log in
+            let (contenders, close) = try ReaderWorkloads.readerProcess(records: sizes.readerRecords, reads: sizes.reads, batch: 100)
+            defer { close() }
+            return try runWorkload(name: "reader-process", unit: "reads/s", rounds: sizes.rounds, contenders: contenders,
+                                   notes: ["a second process makes \(sizes.reads) random point reads of \(sizes.readerRecords) records, a fresh view (Cairn: a read-only store's snapshot; LMDB: a renewed read transaction) every 100 reads, while this process's writer makes durable one-record updates; writer-commits/s: the writer's rate meanwhile"],
+                                   log: log)
+        })
+        workloads.append(Workload(name: "writer-readers") { log in
+            let (contenders, close) = try ReaderWorkloads.writerWithReaders(records: sizes.readerRecords, writers: 8, commits: sizes.commits)
+            defer { close() }
+            return try runWorkload(name: "writer-readers", unit: "commits/s", rounds: sizes.rounds, contenders: contenders,
+                                   notes: ["\(sizes.commits) durable one-record commits from 8 writers, alone and with three reader processes beside them (each: a snapshot, 10 point reads, 1 ms of sleep, again); ratio = alone / with readers"],
+                                   log: log)
+        })
+        workloads.append(Workload(name: "notification-latency") { log in
+            try HistoryWorkloads.notificationLatency(saves: sizes.notificationSaves, log: log)
+        })
         for members in [1, 3] {
             workloads.append(Workload(name: "etcd-save-\(members)") { log in
                 let cluster = try EtcdWorkloads.startCluster(members: members)

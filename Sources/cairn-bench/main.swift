@@ -15,6 +15,11 @@ usage: cairn-bench [--quick] [--only NAME[,NAME…]] [--rounds N] [--json FILE] 
   --svg FILE    also measure commits/s for 1, 2, 4, 8, 16, 32 writers and draw them
 """
 
+// A reader process of the reader workloads (ReaderChild.swift), not a benchmark run.
+if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == ReaderChild.flag {
+    ReaderChild.main(Array(CommandLine.arguments.dropFirst(2)))
+}
+
 var sizes = Sizes.full
 var only: Set<String>? = nil
 var jsonPath: String? = nil

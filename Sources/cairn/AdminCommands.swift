@@ -14,26 +14,37 @@ enum AdminCommands {
             Every log record must decode, LMDB must hold what the log says it applied, and
             every stored record must pass its checksum. Prints a summary and each problem.
             Exits with status 0 when the store is sound and 3 when it is not (or when it
-            cannot be checked, for example while another process has it open).
+            cannot be checked).
+
+            Beside a running writer (another process has the store open) the check reads
+            the store read-only, without blocking the writer: every acknowledged log record
+            LMDB has not applied must decode and every stored record, in one consistent
+            view, must pass its checksum. What it could not verify there (LMDB's page
+            structure, applied log records against LMDB, a torn tail) is listed under
+            "not verified"; stop the writer for the full check.
             """
     ) { arguments in
         let path = arguments.positionals[0]
         try StoreAccess.requireStore(path)
         let report = try Store.check(directory: path)
+        let beside = report.besideWriter.map { " (checked beside writer pid \($0), read-only)" } ?? ""
         var text = report.isSound
-            ? "store \(path) is sound\n"
-            : "store \(path) has \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")\n"
+            ? "store \(path) is sound\(report.besideWriter == nil ? "" : " as far as it could be verified")\(beside)\n"
+            : "store \(path) has \(report.problems.count) problem\(report.problems.count == 1 ? "" : "s")\(beside)\n"
         text += Figures([
             ("applied version", "\(report.appliedVersion)"),
             ("last log version", report.lastLogVersion.map { "\($0)" } ?? "none (empty log)"),
             ("log commits", "\(report.logCommits), \(report.pendingCommits) not yet applied to LMDB"),
             ("records", "\(report.recordsPerTable.values.reduce(0, +))"),
         ] + tableLines(report.recordsPerTable) + [
-            ("torn tail", report.tornTail.map {
+            ("torn tail", report.besideWriter != nil ? "not verified beside the writer" : report.tornTail.map {
                 "\($0) (not a problem: commits that were never acknowledged; the next open cuts them)"
             } ?? "none"),
             ("LMDB alone complete", lmdbAlone(report)),
         ] + (report.recoveryCut.map { [("'cairn recover'", "would make this cut: \($0)")] } ?? [])).text
+        if !report.notVerified.isEmpty {
+            text += "not verified beside the writer:\n" + report.notVerified.map { "  - \($0)\n" }.joined()
+        }
         if !report.isSound {
             text += "problems:\n" + report.problems.map { "  - \($0)\n" }.joined()
         }
@@ -94,9 +105,12 @@ enum AdminCommands {
         discussion: """
             Opening the store replays its log first, so the applied version usually equals
             the commit version, and the counters (fdatasync calls, appends) start at zero.
+            Beside a running writer the store is opened read-only: the versions are the
+            writer's as of now (the applied version may trail the commit version), and the
+            writer's own counters are not visible.
             """
     ) { arguments in
-        let store = try StoreAccess.openExisting(arguments.positionals[0])
+        let store = try StoreAccess.openForReading(arguments.positionals[0])
         defer { store.close() }
         let stats = try store.stats()
         StandardStream.output.write(arguments.flag("json") ? try json(stats) : text(stats))
@@ -148,7 +162,7 @@ enum AdminCommands {
             ("oldest snapshot", oldest),
             ("fdatasync calls", "\(stats.logSyncs) since open"),
             ("log appends", "\(stats.logAppends) since open"),
-        ]).text
+        ] + (stats.readOnly ? [("opened", "read-only beside the writer: versions as the writer published them; the log and counters are the writer's")] : [])).text
     }
 
     /// `stats --json`: one object, keys named after `StoreStats`' properties.
@@ -190,7 +204,7 @@ private struct StatsDocument: Encodable {
     private enum Key: String, CodingKey {
         case commitVersion, appliedVersion, durableVersion, logBytes, logSegments, lmdbFileBytes, mapSize
         case recordCount, recordsPerTable, overlayBytes, overlayCommits, openSnapshots
-        case oldestSnapshotVersion, oldestSnapshotAge, logSyncs, logAppends
+        case oldestSnapshotVersion, oldestSnapshotAge, logSyncs, logAppends, readOnly
     }
 
     func encode(to encoder: any Encoder) throws {
@@ -211,6 +225,7 @@ private struct StatsDocument: Encodable {
         try container.encode(stats.oldestSnapshotAge, forKey: .oldestSnapshotAge)
         try container.encode(stats.logSyncs, forKey: .logSyncs)
         try container.encode(stats.logAppends, forKey: .logAppends)
+        try container.encode(stats.readOnly, forKey: .readOnly)
     }
 }
 

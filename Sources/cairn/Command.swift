@@ -230,6 +230,22 @@ enum StoreAccess {
         return try Store(directory: path)
     }
 
+    /// Opens the store at `path`, which must exist, for a command that only reads: as its
+    /// writer when no process has it open (replaying its log, as any open), and read-only
+    /// beside the process that has (`Store.Options.readOnly`), so that `cairn get` works
+    /// next to a running daemon and never blocks it.
+    static func openForReading(_ path: String) throws -> Store {
+        try requireStore(path)
+        do throws(KVError) {
+            return try Store(directory: path)
+        } catch {
+            guard case .locked(_, let pid) = error, pid != getpid() else { throw error }
+        }
+        var options = Store.Options()
+        options.readOnly = true
+        return try Store(directory: path, options: options)
+    }
+
     /// Throws unless `path` holds a store's data file: "no Cairn store" only when there is
     /// none, and the system's reason (permission denied, not a directory) otherwise.
     static func requireStore(_ path: String) throws(CommandError) {

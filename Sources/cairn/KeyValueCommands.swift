@@ -67,7 +67,7 @@ enum KeyValueCommands {
             defer { records.close() }
             found = try EtcdRecords.run { try records.get(key, in: tableName) }
         } else {
-            let store = try StoreAccess.openExisting(path)
+            let store = try StoreAccess.openForReading(path)
             defer { store.close() }
             let snapshot = try store.snapshot()
             defer { snapshot.close() }
@@ -189,7 +189,7 @@ enum KeyValueCommands {
             }
             return .success
         }
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }

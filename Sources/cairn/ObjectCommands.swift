@@ -14,7 +14,7 @@ import ScenarioFormat
 // bools true/false, bytes base64 text, dates ISO 8601 text with fractional seconds (UTC).
 
 enum ObjectCommands {
-    static let group = CommandGroup(title: "Object commands", commands: [fetch, schema, migrate])
+    static let group = CommandGroup(title: "Object commands", commands: [fetch, schema, migrate, HistoryCommand.command])
 
     static let schema = Command(
         name: "schema",
@@ -69,6 +69,19 @@ enum ObjectCommands {
         return .success
     }
 
+    /// The object store at `path` for a command that only reads: read-only beside the process
+    /// that has it open (`ObjectStore.Options.readOnly`), as any open otherwise.
+    static func openForReading(_ path: String, schema: Schema) throws(ContextError) -> ObjectStore {
+        do {
+            return try ObjectStore(directory: path, schema: schema, options: progressOptions())
+        } catch {
+            guard case .storage(let failure) = error, case .locked(let pid) = failure.code, pid != getpid() else { throw error }
+        }
+        var options = progressOptions()
+        options.readOnly = true
+        return try ObjectStore(directory: path, schema: schema, options: options)
+    }
+
     /// Options that report migrations and index builds on standard error.
     static func progressOptions() -> ObjectStore.Options {
         var options = ObjectStore.Options()
@@ -119,7 +132,9 @@ enum ObjectCommands {
         }
         let objects: ObjectStore
         do {
-            objects = try ObjectStore(location: path, schema: schema, options: progressOptions())
+            objects = try EtcdConfiguration.isURL(path)
+                ? ObjectStore(location: path, schema: schema, options: progressOptions())
+                : openForReading(path, schema: schema)
         } catch {
             throw CommandError.failed("cannot open \(StoreAccess.shown(path)): \(error)")
         }
@@ -156,7 +171,7 @@ enum ObjectCommands {
         if EtcdConfiguration.isURL(path) {
             throw CommandError.usage("on etcd, print an object table with 'cairn fetch STORE \(table.dropFirst("entity:".count)) --json'")
         }
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }
@@ -191,7 +206,7 @@ enum ObjectCommands {
             guard let bytes else { throw CommandError.failed("\(path) has no recorded schema: it holds no objects") }
             return try decodeSchema(bytes, path: path)
         }
-        let store = try StoreAccess.openExisting(path)
+        let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
         defer { snapshot.close() }

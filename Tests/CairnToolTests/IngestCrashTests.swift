@@ -20,10 +20,7 @@ extension CairnToolTests {
             _ = try CairnBinary.require()
             // A write to the pipe of a killed ingest must fail with EPIPE, not kill the tests.
             signal(SIGPIPE, SIG_IGN)
-            let seed = ProcessInfo.processInfo.environment["CAIRN_CRASH_SEED"].flatMap { UInt64($0) }
-                ?? UInt64.random(in: 0...UInt64.max)
-            print("IngestCrashTests seed \(seed) (rerun with CAIRN_CRASH_SEED=\(seed))")
-            var random = SeededRandom(seed: seed)
+            var (random, seed) = SeededRandom.announced("CAIRN_CRASH_SEED", by: "IngestCrashTests")
             let directory = try TemporaryDirectory(purpose: "crash")
             defer { directory.remove() }
             let storePath = directory.path + "/store"

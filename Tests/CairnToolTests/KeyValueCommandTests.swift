@@ -133,18 +133,31 @@ extension CairnToolTests {
             #expect(!FileManager.default.fileExists(atPath: store))
         }
 
-        @Test func aStoreOpenInAnotherProcessIsReportedLockedWithItsPid() throws {
+        @Test func aStoreOpenInAnotherProcessIsReadBesideItAndRefusedToWriters() throws {
             let directory = try TemporaryDirectory(purpose: "locked")
             defer { directory.remove() }
             let path = directory.path + "/store"
             #expect(try cairn("put", path, "k", "v").status == 0)
             let store = try Store(directory: path)
             defer { store.close() }
-            for arguments in [["get", path, "k"], ["put", path, "k", "w"], ["check", path]] {
+            // Committed by the writer after it opened: only in its log and overlay so far.
+            var batch = WriteBatch()
+            batch.put("new", forKey: "n")
+            try store.commit(batch)
+            for arguments in [["put", path, "k", "w"], ["delete", path, "k"], ["checkpoint", path]] {
                 let run = try cairn(arguments)
                 #expect(run.status == 3, "\(run)")
                 #expect(run.errorOutput.contains("locked by pid \(getpid())"), "\(run)")
             }
+            let get = try cairn("get", path, "n")
+            #expect(get.status == 0 && get.output == "new\n", "\(get)")
+            let scan = try cairn("scan", path)
+            #expect(scan.lines == ["k\tv", "n\tnew"], "\(scan)")
+            let check = try cairn("check", path)
+            #expect(check.status == 0, "\(check)")
+            #expect(check.output.contains("beside writer pid \(getpid())") && check.output.contains("not verified"), "\(check)")
+            let stats = try cairn("stats", path, "--json")
+            #expect(stats.status == 0 && stats.output.contains("\"readOnly\" : true"), "\(stats)")
             let snapshot = try store.snapshot()
             defer { snapshot.close() }
             #expect(try snapshot.get("k")?.value == Array("v".utf8))

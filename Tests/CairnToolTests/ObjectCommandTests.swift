@@ -7,16 +7,19 @@ import Testing
 
 extension CairnToolTests {
     @Suite struct ObjectCommandTests {
-        /// A store holding three people, one with bytes that are not UTF-8 and a quote in a name.
-        static func peopleStore(_ directory: TemporaryDirectory) throws -> String {
-            let path = directory.path + "/store"
-            let schema = try Schema([EntityDescription("Person", attributes: [
+        static func peopleSchema() throws -> Schema {
+            try Schema([EntityDescription("Person", attributes: [
                 AttributeDescription("name", .string),
                 AttributeDescription("age", .int),
                 AttributeDescription("score", .double, isOptional: true),
                 AttributeDescription("avatar", .bytes, isOptional: true),
             ], indexes: [["age"]])])
-            let objects = try ObjectStore(directory: path, schema: schema)
+        }
+
+        /// A store holding three people, one with bytes that are not UTF-8 and a quote in a name.
+        static func peopleStore(_ directory: TemporaryDirectory) throws -> String {
+            let path = directory.path + "/store"
+            let objects = try ObjectStore(directory: path, schema: peopleSchema())
             defer { objects.close() }
             let context = objects.newBackgroundContext()
             try context.performAndWait {
@@ -30,6 +33,57 @@ extension CairnToolTests {
                 try context.save()
             }
             return path
+        }
+
+        @Test func fetchAndDumpReadAnObjectStoreBesideTheProcessWritingIt() throws {
+            let directory = try TemporaryDirectory(purpose: "fetch-beside")
+            defer { directory.remove() }
+            let path = try Self.peopleStore(directory)
+            let objects = try ObjectStore(directory: path, schema: Self.peopleSchema())
+            defer { objects.close() }
+            let context = objects.newBackgroundContext()
+            try context.performAndWait {
+                let dee = context.insert(entity: "Person")
+                dee["name"] = .string("Dee")
+                dee["age"] = .int(7)
+                try context.save()
+            }
+            let fetch = try cairn("fetch", path, "Person", "age > 5")
+            #expect(fetch.status == 0, "\(fetch)")
+            #expect(fetch.lines.dropFirst().map { $0.split(separator: "\t")[1] } == ["Ann", "Cy", "Dee"], "\(fetch)")
+            let dump = try cairn("dump", path, "--table", "entity:Person")
+            #expect(dump.status == 0 && dump.lines.count == 4 && dump.lines[3].contains("\"Dee\""), "\(dump)")
+        }
+
+        @Test func aReadOnlyObjectStoreFetchesAndRefusesSavesWritingNothing() throws {
+            let directory = try TemporaryDirectory(purpose: "read-only-objects")
+            defer { directory.remove() }
+            let path = try Self.peopleStore(directory)
+            var options = ObjectStore.Options()
+            options.readOnly = true
+            let reader = try ObjectStore(directory: path, schema: Self.peopleSchema(), options: options)
+            let context = reader.newBackgroundContext()
+            let (count, failure) = try context.performAndWait { () throws -> (Int, ContextError?) in
+                let count = try context.count(for: FetchRequest(entityName: "Person"))
+                let eve = context.insert(entity: "Person")
+                eve["name"] = .string("Eve")
+                eve["age"] = .int(1)
+                do {
+                    try context.save()
+                    return (count, nil)
+                } catch let error as ContextError {
+                    return (count, error)
+                }
+            }
+            #expect(count == 3)
+            guard case .storage(let storage)? = failure else {
+                Issue.record("the save of a read-only store did not fail with a storage error: \(String(describing: failure))")
+                return
+            }
+            #expect(storage.code == .readOnly, "\(storage)")
+            reader.close()
+            let fetch = try cairn("fetch", path, "Person")
+            #expect(fetch.status == 0 && fetch.lines.count == 4, "\(fetch)")
         }
 
         @Test func dumpOfAnObjectTablePrintsJSONObjects() throws {

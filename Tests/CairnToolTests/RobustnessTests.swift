@@ -69,7 +69,7 @@ extension CairnToolTests {
                     try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
                 }
                 let what = kind == "FIFO" ? "a FIFO (named pipe)" : "a directory"
-                for arguments in [["get", store, "k"], ["check", store], ["dump", store], ["scan", store], ["stats", store],
+                for arguments in [["get", store, "k"], ["check", store], ["dump", store], ["scan", store], ["stats", store], ["history", store],
                                   ["put", store, "k", "w"], ["delete", store, "k"], ["checkpoint", store], ["ingest", store]] {
                     let run = try cairn(arguments, input: Array("x\t1\n".utf8), timeout: 20)
                     #expect(!run.timedOut, "\(file) as \(kind): \(run)")

@@ -167,3 +167,13 @@ struct SeededRandom: RandomNumberGenerator {
         return mixed ^ (mixed >> 31)
     }
 }
+
+extension SeededRandom {
+    /// The generator of a randomised test and its seed: `variable` from the environment when
+    /// set, a random seed otherwise; prints the seed with how to rerun it.
+    static func announced(_ variable: String, by suite: String) -> (random: SeededRandom, seed: UInt64) {
+        let seed = ProcessInfo.processInfo.environment[variable].flatMap { UInt64($0) } ?? UInt64.random(in: 0...UInt64.max)
+        print("\(suite) seed \(seed) (rerun with \(variable)=\(seed))")
+        return (SeededRandom(seed: seed), seed)
+    }
+}

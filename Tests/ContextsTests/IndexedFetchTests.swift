@@ -16,6 +16,12 @@ import Testing
         func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
             try base.commit(batch, durability: durability)
         }
+        func commit(
+            _ batch: consuming StorageBatch, durability: SaveDurability, keyedByVersion record: [UInt8], in table: String
+        ) throws(StorageError) -> StorageCommitOutcome {
+            try base.commit(batch, durability: durability, keyedByVersion: record, in: table)
+        }
+        var commitSignalDirectory: String? { base.commitSignalDirectory }
         func allocatePrimaryKeys(count: Int, for entityName: String) throws(StorageError) -> [UInt64] {
             try base.allocatePrimaryKeys(count: count, for: entityName)
         }

@@ -376,7 +376,8 @@ import Glibc
             #expect(throws: KVError.locked(path: directory.path, pid: getpid())) {
                 _ = try Store(directory: directory.path)
             }
-            #expect(KVError.locked(path: "/s", pid: 12).description == "store /s is locked by pid 12")
+            #expect(KVError.locked(path: "/s", pid: 12).description
+                == "store /s is locked by pid 12: one process writes a store; others may read it beside the writer (Store.Options.readOnly)")
         }
     }
 

@@ -72,6 +72,7 @@ public final class ObjectContext: @unchecked Sendable {
     let core: StoreCoordinator
     private let policy: ConditionLock<any MergePolicy>
     private let automaticMerging = ConditionLock<Bool>(false)
+    private let author = ConditionLock<String?>(nil)
 
     /// The context this one saves into, or nil for a root context (which saves to the store).
     ///
@@ -190,6 +191,18 @@ public final class ObjectContext: @unchecked Sendable {
     public var automaticallyMergesChangesFromParent: Bool {
         get { automaticMerging.withLock { $0 } }
         set { automaticMerging.withLock { $0 = newValue } }
+    }
+
+    /// Who the context's saves are made for, recorded with each save in the persistent history
+    /// (``HistoryTransaction/author``) when the store tracks it: Core Data's `transactionAuthor`.
+    /// Default nil. May be set from any thread, between saves.
+    ///
+    /// ```swift
+    /// importer.transactionAuthor = "sync"
+    /// ```
+    public var transactionAuthor: String? {
+        get { author.withLock { $0 } }
+        set { author.withLock { $0 = newValue } }
     }
 
     // MARK: - Registry (on the queue)

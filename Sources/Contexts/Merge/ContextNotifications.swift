@@ -348,24 +348,19 @@ final class ContextEventStreams: Sendable {
 
     /// A new stream of the events `pick` selects.
     func stream<Element: Sendable>(_ pick: @escaping @Sendable (ContextEvent) -> Element?) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream<Element>.makeStream()
-        let subscriber = Subscriber(
-            yield: { event in if let element = pick(event) { continuation.yield(element) } },
-            finish: { continuation.finish() })
-        let id: Int? = state.withLock { state in
-            guard !state.finished else { return nil }
-            state.nextID += 1
-            state.subscribers[state.nextID] = subscriber
-            return state.nextID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        continuation.onTermination = { [weak self] _ in
+        registeredStream(register: { continuation in
+            let subscriber = Subscriber(
+                yield: { event in if let element = pick(event) { continuation.yield(element) } },
+                finish: { continuation.finish() })
+            return state.withLock { state in
+                guard !state.finished else { return nil }
+                state.nextID += 1
+                state.subscribers[state.nextID] = subscriber
+                return state.nextID
+            }
+        }, unregister: { [weak self] id in
             self?.state.withLock { _ = $0.subscribers.removeValue(forKey: id) }
-        }
-        return stream
+        })
     }
 
     /// Hands `event` to every stream.

@@ -134,7 +134,13 @@ extension ObjectContext {
             report.attempts += 1
             let outcome: StorageCommitOutcome
             do {
-                outcome = try core.storage.commit(batch, durability: core.options.saveDurability)
+                // The history record goes into the same commit, so it is there exactly when the data is.
+                if core.options.tracksHistory, let record = historyRecord(of: entries) {
+                    outcome = try core.storage.commit(batch, durability: core.options.saveDurability,
+                                                      keyedByVersion: record, in: StorageMapping.historyTable)
+                } else {
+                    outcome = try core.storage.commit(batch, durability: core.options.saveDurability)
+                }
             } catch {
                 throw ContextError.storage(error)
             }

@@ -15,9 +15,15 @@ final class EngineStorage: ObjectStorage {
     /// (It holds an unused Int: TSan misreads `inout` access to a zero-sized value under a
     /// lock as a race; see Testing.md.)
     let allocationLock = ConditionLock<Int>(0)
+    /// Held across every commit of a storage that records history, shared by every storage
+    /// on the same `Store` (EngineStorage+KeyedByVersion.swift); nil when this one does not.
+    let versionLock: ConditionLock<Int>?
 
-    init(store: Store) {
+    /// `recordsHistory`: whether commits are serialised so that records keyed by version get
+    /// their commit's exact version.
+    init(store: Store, recordsHistory: Bool = false) {
         self.store = store
+        versionLock = recordsHistory ? Self.versionLock(of: store) : nil
     }
 
     var location: String { store.directory }
@@ -31,6 +37,13 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
+        guard let versionLock else { return try commitNow(batch, durability: durability) }
+        var held: StorageBatch? = batch
+        return try versionLock.withLock { (_) throws(StorageError) in try commitNow(held.take()!, durability: durability) }
+    }
+
+    /// The commit itself, with no lock of its own.
+    func commitNow(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
         var engineBatch = WriteBatch()
         engineBatch.reserveCapacity(batch.count)
         // Keys and values are moved over, not copied: the storage batch is consumed.
@@ -59,10 +72,15 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commitVersion() throws(StorageError) -> UInt64 {
-        let view = try readView()
-        defer { view.close() }
-        return view.version
+        do {
+            return try store.latestCommitVersion()
+        } catch {
+            throw StorageError(error, operation: "commit version")
+        }
     }
+
+    /// The log's directory: every commit appends to a segment in it.
+    var commitSignalDirectory: String? { store.directory + "/wal" }
 
     func addCommitObserver(_ observer: @escaping @Sendable (StorageCommitNotice) -> Void) {
         observers.withLock { $0.append(observer) }
@@ -177,6 +195,7 @@ extension StorageError {
         case .snapshotExpired(let version, _): code = .readViewExpired(version: version)
         case .snapshotClosed: code = .readViewClosed
         case .conditionFailed: code = .conditionsFailed
+        case .readOnly: code = .readOnly
         }
         self.init(code: code, operation: operation, message: error.description)
     }
@@ -201,7 +220,7 @@ extension ObjectStore {
             throw ContextError.storage(StorageError(error, operation: "open"))
         }
         do {
-            try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+            try self.init(storage: EngineStorage(store: store, recordsHistory: options.tracksHistory), schema: schema, options: options)
         } catch {
             store.close()
             throw error
@@ -212,7 +231,7 @@ extension ObjectStore {
     /// designated initializer does). Entity tables are named `entity:<Entity>`, index tables
     /// `index:<Entity>:<attributes>`; other tables of the store are left alone.
     package convenience init(store: Store, schema: Schema, options: Options = Options()) throws(ContextError) {
-        try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
+        try self.init(storage: EngineStorage(store: store, recordsHistory: options.tracksHistory), schema: schema, options: options)
     }
 
     /// The engine store underneath, for tests and tools (stats, checkpoints).
@@ -235,6 +254,23 @@ extension ObjectStore.Options {
     package var storeOptions: Store.Options {
         get { engine.options }
         set { engine.options = newValue }
+    }
+
+    /// Opens the store for reading only, beside the process that writes it (the engine's
+    /// `Store.Options.readOnly`): contexts fetch and refresh as usual and see every commit the
+    /// writer acknowledged before their read view began; saves fail with a storage error whose
+    /// code is `.readOnly`, and nothing is written. Opening fails the same way when the schema
+    /// differs from the store's (a migration or an index build would have to write). Default
+    /// false.
+    ///
+    /// ```swift
+    /// var options = ObjectStore.Options()
+    /// options.readOnly = true
+    /// let objects = try ObjectStore(directory: path, schema: schema, options: options)
+    /// ```
+    public var readOnly: Bool {
+        get { engine.options.readOnly }
+        set { engine.options.readOnly = newValue }
     }
 
     /// The most the engine's data file may grow to, in bytes (LMDB's map size). Default 64 GiB.

@@ -20,11 +20,29 @@ package protocol ObjectStorage: AnyObject, Sendable {
     /// record's current version, so that one round trip tells the caller what changed.
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome
 
+    /// Commits `batch` as ``commit(_:durability:)`` does, plus one more put: `record` in `table`
+    /// under the commit's own version (8 bytes big-endian), in the same all-or-nothing commit.
+    /// What the persistent history is written with: its records are keyed by commit version,
+    /// so they are never ahead of or behind the data, and a range of them is a range read.
+    ///
+    /// The record's key is at most the commit's version, and the keys of such records rise in
+    /// commit order; they are equal whenever every commit of the store is made through storages
+    /// that record (a backend documents when they can differ).
+    func commit(
+        _ batch: consuming StorageBatch, durability: SaveDurability, keyedByVersion record: [UInt8], in table: String
+    ) throws(StorageError) -> StorageCommitOutcome
+
+    /// A directory whose entries change when any process commits to the store, for a watcher
+    /// (inotify) to wake on; nil when there is none, and watchers poll.
+    var commitSignalDirectory: String? { get }
+
     /// Hands out `count` primary keys for `entityName`, ascending, never handed out before by
     /// this store (to any process) and not taken by a stored record at the time.
     func allocatePrimaryKeys(count: Int, for entityName: String) throws(StorageError) -> [UInt64]
 
-    /// The version of the newest commit.
+    /// The version of the newest commit. Cheap enough to poll: on the engine it reads no
+    /// record, and a store open for reading in another process than the writer's reads only
+    /// the writer's log records appended since the last call (none, when nothing changed).
     func commitVersion() throws(StorageError) -> UInt64
 
     /// Calls `observer` after every commit made through this storage that wrote something, on
@@ -36,6 +54,18 @@ package protocol ObjectStorage: AnyObject, Sendable {
 
     /// Closes the store; later calls fail with ``StorageError/Code-swift.enum/closed``.
     func close()
+}
+
+extension ObjectStorage {
+    /// Whether a commit newer than `version` exists: what a poller of another process's
+    /// changes asks (remote change notifications), as cheap as ``commitVersion()``.
+    ///
+    /// ```swift
+    /// if try storage.hasCommits(after: seen) { notify() }
+    /// ```
+    package func hasCommits(after version: UInt64) throws(StorageError) -> Bool {
+        try commitVersion() > version
+    }
 }
 
 /// A consistent read of the store at one commit version.

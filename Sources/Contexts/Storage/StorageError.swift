@@ -42,6 +42,9 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         /// Commit conditions the object layer did not expect to fail (a store changed under a
         /// key allocation more often than it retries).
         case conditionsFailed
+        /// The store is open for reading only (``ObjectStore/Options/readOnly``): saves and
+        /// key allocations are refused, and nothing is written.
+        case readOnly
     }
 
     /// What kind of failure.

@@ -17,6 +17,9 @@
 //                             open with another schema knows what to build or drop
 //   table "meta:schema"       key = "schema", value = the schema the records are in, as JSON
 //                             (StoredSchema.swift): an open with another schema migrates them
+//   table "meta:history"      key = the commit version of a save, 8 bytes big-endian, value =
+//                             what the save wrote, as JSON (HistoryRecord.swift); written in the
+//                             save's own commit, only by stores that track history
 //
 // Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
 // The record version the store keeps per key is the object's version.
@@ -29,6 +32,9 @@ package enum StorageMapping {
     package static func table(for entityName: String) -> String { "entity:" + entityName }
 
     static let indexListTable = "meta:indexes"
+
+    /// Persistent history: one record per tracked save (HistoryRecord.swift).
+    static let historyTable = "meta:history"
 
     /// The one index format so far: the value of its `meta:indexes` record.
     static let indexFormat: [UInt8] = [1]

@@ -90,6 +90,41 @@ public final class ObjectStore: Sendable {
         /// ```
         public var migrationProgress: (@Sendable (MigrationProgress) -> Void)? = nil
 
+        /// Whether every save is recorded in the store's persistent history, in the save's own
+        /// commit (Docs/Contexts.md, "Persistent history"): Core Data's
+        /// `NSPersistentHistoryTrackingKey`. Default `false`.
+        ///
+        /// Promise: ``ObjectStore/fetchHistory(after:limit:)`` returns, in any process, one
+        /// ``HistoryTransaction`` per save that reached the store, never one ahead of or behind
+        /// the data (after a crash too), until ``ObjectStore/deleteHistory(before:)`` removes it.
+        /// Price: one JSON record per save (its object IDs and changed property names), and this
+        /// object store's commits are made one at a time (no group commit between its saves), so
+        /// each record gets its commit's exact version. Can be changed between opens: saves made
+        /// without it leave no transactions.
+        ///
+        /// ```swift
+        /// options.tracksHistory = true
+        /// ```
+        public var tracksHistory = false
+
+        /// Whether the object store watches for commits it did not make (another process, or
+        /// another ObjectStore on the same engine store) and announces their history
+        /// transactions: on ``ObjectStore/remoteChanges`` and as
+        /// ``Foundation/Notification/Name/cairnStoreRemoteChange``. Core Data's
+        /// `NSPersistentStoreRemoteChangeNotificationPostOptionKey`. Default `false`.
+        ///
+        /// Price: one thread per object store, woken by inotify on the store's log directory
+        /// (and every 0.2 s as a fallback). After each wake it reads the newest commit version
+        /// every 0.2 ms for 10 ms, then every millisecond up to 0.1 s (a commit is visible only
+        /// after its sync), so under a steady stream of commits it reads the version about
+        /// 5,000 times a second. Only saves of stores that track history are announced. Cannot
+        /// change after open.
+        ///
+        /// ```swift
+        /// options.observesRemoteChanges = true
+        /// ```
+        public var observesRemoteChanges = false
+
         /// The local engine's options (``mapSize``, and package-wide the rest): used when the
         /// object store opens a directory itself.
         var engine = EngineOptions()
@@ -135,6 +170,9 @@ public final class ObjectStore: Sendable {
 
     let coordinator: StoreCoordinator
 
+    /// Announces other writers' transactions; nil unless `options.observesRemoteChanges`.
+    let remoteChangeWatcher: RemoteChangeWatcher?
+
     /// Uses `storage` with `schema`: the designated initializer every backend's goes through.
     /// Migrates the stored objects to the schema when the store recorded another one
     /// (SchemaMigration.swift), builds the indexes the schema adds and drops the ones it
@@ -145,6 +183,18 @@ public final class ObjectStore: Sendable {
         self.options = options
         coordinator = StoreCoordinator(storage: storage, schema: schema, options: options)
         mainQueueContext = ObjectContext(name: "viewContext", concurrencyType: .mainQueue, core: coordinator)
+        if options.observesRemoteChanges {
+            let start: UInt64
+            do { start = try storage.commitVersion() } catch { throw ContextError.storage(error) }
+            remoteChangeWatcher = RemoteChangeWatcher(coordinator: coordinator, after: start)
+        } else {
+            remoteChangeWatcher = nil
+        }
+        remoteChangeWatcher?.start(announcingTo: self)
+    }
+
+    deinit {
+        remoteChangeWatcher?.stop()
     }
 
     /// A new private-queue context: its own serial queue, its own objects.
@@ -178,6 +228,7 @@ public final class ObjectStore: Sendable {
     /// objects.close()
     /// ```
     public func close() {
+        remoteChangeWatcher?.stop()
         coordinator.storage.close()
     }
 

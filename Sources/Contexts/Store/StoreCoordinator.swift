@@ -1,3 +1,4 @@
+import Foundation
 import Locking
 import Policies
 
@@ -15,6 +16,9 @@ final class StoreCoordinator: Sendable {
     let rootContexts = ConditionLock<[WeakContext]>([])
     /// The open pinned query generations: version and when each was pinned, by generation.
     let pinnedGenerations = ConditionLock<[ObjectIdentifier: PinnedGenerationInfo]>([:])
+    /// This open of the store, as history records name their writer (so its own remote-change
+    /// watcher skips them).
+    let origin = UUID().uuidString
 
     init(storage: any ObjectStorage, schema: Schema, options: ObjectStore.Options) {
         self.storage = storage

@@ -23,6 +23,7 @@ import Glibc
         case OpenAndReadChild.role: status = OpenAndReadChild.main()
         case MigrationPauseChild.role: status = MigrationPauseChild.main()
         case DiskFullWorker.role: status = DiskFullWorker.main()
+        case HistorySaverChild.role: status = HistorySaverChild.main()
         default:
             writeStandardError("unknown CAIRN_CHILD_ROLE \(role)\n")
             status = 2

@@ -1,0 +1,181 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A read-only store's position in the writer's log: where the next commit version starts,
+// so that a refresh reads only the bytes appended since the last one.
+//
+// The follower keeps its segment open: a checkpoint (or the writer's applier) may delete the
+// file, and the open descriptor still reads it. When the segment the next version lives in
+// is already gone, LMDB holds that version (only wholly applied segments are retired), and
+// the store moves the follower past LMDB's applied version instead (`restart(after:)`).
+
+/// Reads commits from the log, in version order, from one remembered position on.
+///
+/// Guarded by `StoreCore.follower`'s lock.
+struct LogFollower {
+    let fileSystem: any FileSystem
+    let directory: String
+    /// The next commit version to read.
+    private(set) var nextVersion: UInt64
+    /// The open segment the next version is in (or after), and where its record starts.
+    private var segment: (file: any LogFile, name: String, offset: Int)?
+    /// The writer generation whose log this position belongs to (`PublishedProgress`).
+    var generation: UInt64
+    /// Log records read since open (decoded or stepped over), for the stats and the tests of
+    /// "a refresh reads only what is new".
+    private(set) var recordsRead = 0
+
+    /// How much a read asks for when it does not know the record's length yet.
+    static let chunk = 16 << 10
+
+    init(fileSystem: any FileSystem, directory: String, after version: UInt64, generation: UInt64) {
+        self.fileSystem = fileSystem
+        self.directory = directory
+        self.nextVersion = version + 1
+        self.generation = generation
+    }
+
+    /// Forgets the position: the next read starts with the commit after `version` (LMDB's
+    /// applied version, when the follower's segment was retired or the writer reopened).
+    mutating func restart(after version: UInt64, generation: UInt64) {
+        segment?.file.close()
+        segment = nil
+        nextVersion = version + 1
+        self.generation = generation
+    }
+
+    func close() { segment?.file.close() }
+
+    /// What a read found.
+    enum Outcome {
+        /// Every commit through the limit was read (or the log has no more yet).
+        case read
+        /// No segment holds the next version any more: LMDB has it; restart after LMDB's
+        /// applied version.
+        case retired
+    }
+
+    /// Reads the commits from `nextVersion` through `limit` and hands each one above
+    /// `skipping` to `body` (those at or below it are in LMDB already: stepped over, not
+    /// decoded). Stops early, without error, where the log has nothing more yet. Throws
+    /// `corruptLog` for a record that fails its checks before `limit` (acknowledged bytes
+    /// never change), unless `limit` is `.max`: then everything intact is read, and damage is
+    /// taken as the end (a crashed writer's torn tail, which the next writer cuts).
+    mutating func read(through limit: UInt64, skipping applied: UInt64,
+                       _ body: (LoggedCommit) throws(KVError) -> Void) throws(KVError) -> Outcome {
+        var buffer: [UInt8] = []
+        var bufferStart = 0
+        while nextVersion <= limit {
+            if segment == nil {
+                guard try locate() else { return .retired }
+            }
+            guard let open = segment else { return .read }
+            // The bytes from the record's start: those still buffered, or a fresh read.
+            if open.offset < bufferStart || open.offset + LogFormat.recordHeaderSize > bufferStart + buffer.count {
+                buffer = try open.file.read(at: open.offset, count: LogFollower.chunk)
+                bufferStart = open.offset
+            }
+            let found = try buffer.withBytes { (bytes) throws(KVError) -> RecordRead in
+                LogRecordReader.read(bytes, at: open.offset - bufferStart)
+            }
+            switch found {
+            case .end:
+                return .read
+            case .seal(let next, _, _):
+                open.file.close()
+                segment = nil
+                // The next segment starts at the version after the last record here.
+                if next != nextVersion {
+                    throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
+                                             reason: "a seal names segment \(next), but the next commit is \(nextVersion)")
+                }
+            case .damaged(let reason):
+                // A record longer than the buffer reads as running past its end: read it whole.
+                if let length = Self.recordLength(buffer, at: open.offset - bufferStart),
+                   length <= LogFormat.maxPayloadSize,
+                   open.offset + LogFormat.recordHeaderSize + length > bufferStart + buffer.count {
+                    let whole = try open.file.read(at: open.offset, count: LogFormat.recordHeaderSize + length)
+                    if whole.count == LogFormat.recordHeaderSize + length {
+                        buffer = whole
+                        bufferStart = open.offset
+                        continue
+                    }
+                }
+                if limit == .max { return .read }
+                throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
+                                         reason: "\(reason), reading acknowledged commit \(nextVersion)")
+            case .record(let version, _, let payload, let next):
+                recordsRead += 1
+                if version > nextVersion {
+                    if limit == .max { return .read }
+                    throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
+                                             reason: "record of version \(version) where commit \(nextVersion) was expected")
+                }
+                if version == nextVersion {
+                    if version > limit { return .read }
+                    if version > applied {
+                        let decoded = buffer.withUnsafeBytes { bytes in
+                            LogRecordCodec.decodePayload(UnsafeRawBufferPointer(rebasing: bytes[(payload.lowerBound)..<(payload.upperBound)]),
+                                                         version: version)
+                        }
+                        guard let commit = decoded else {
+                            throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
+                                                     reason: "record of version \(version) passed its checksum but does not decode")
+                        }
+                        try body(commit)
+                    }
+                    nextVersion += 1
+                }
+                // Versions below `nextVersion`: a segment entered at its start, stepped over.
+                segment = (open.file, open.name, bufferStart + next)
+            }
+        }
+        return .read
+    }
+
+    /// The length field of the record header at `offset` of `buffer`, if the header is there.
+    private static func recordLength(_ buffer: [UInt8], at offset: Int) -> Int? {
+        guard offset + LogFormat.recordHeaderSize <= buffer.count else { return nil }
+        return buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))) }
+    }
+
+    /// Opens the segment holding `nextVersion`: the newest whose first version is at or below
+    /// it. Returns false when there is none (every segment that could hold it was retired),
+    /// true otherwise, with `segment` nil when no segment has started yet.
+    private mutating func locate() throws(KVError) -> Bool {
+        // A retirement may delete a listed segment before it is opened: list again.
+        for _ in 0..<8 {
+            let firsts = try fileSystem.contentsOfDirectory(directory).compactMap(LogFormat.firstVersion(ofSegmentNamed:)).sorted()
+            guard let first = firsts.last(where: { $0 <= nextVersion }) else {
+                // Nothing at or below: retired, unless no segment exists at all yet.
+                return firsts.isEmpty
+            }
+            let name = LogFormat.segmentName(firstVersion: first)
+            let file: any LogFile
+            do throws(KVError) {
+                file = try fileSystem.open(directory + "/" + name, create: false)
+            } catch .io(let code, _, _) where code == ENOENT {
+                continue
+            }
+            let header = try file.read(at: 0, count: LogFormat.segmentHeaderSize)
+            do throws(KVError) {
+                let (firstVersion, _) = try header.withBytes { (bytes) throws(KVError) in
+                    try LogRecordReader.readSegmentHeader(bytes, file: directory + "/" + name)
+                }
+                guard firstVersion == first else {
+                    throw KVError.wrongFormat(file: directory + "/" + name,
+                                              reason: "segment header says first version \(firstVersion)")
+                }
+            } catch {
+                file.close()
+                // A segment created a moment ago may not have its header yet: nothing to read.
+                if header.allSatisfy({ $0 == 0 }) { return true }
+                throw error
+            }
+            segment = (file, name, LogFormat.segmentHeaderSize)
+            return true
+        }
+        return false
+    }
+}
