@@ -78,6 +78,8 @@ public struct ScenarioStep: Sendable {
         case child(parent: String)
         case pin(to: String)
         case autoMerge(on: Bool)
+        /// Adds and removes members of a to-many without replacing the set.
+        case relate(ref: String, relationship: String, add: [String], remove: [String])
 
         /// The op's name as written in `do`.
         public var name: String {
@@ -95,6 +97,7 @@ public struct ScenarioStep: Sendable {
             case .child: "child"
             case .pin: "pin"
             case .autoMerge: "autoMerge"
+            case .relate: "relate"
             }
         }
     }
@@ -147,12 +150,13 @@ private let stepKeys: [String: [String]] = [
     "child": ["parent"],
     "pin": ["to"],
     "autoMerge": ["on"],
+    "relate": ["ref", "relationship"],
 ]
 
 /// The ops in the order the help and error messages list them.
 private let stepOrder = [
     "fetch", "set", "insert", "delete", "save", "detectConflicts", "refresh", "rollback", "reset",
-    "merge", "child", "pin", "autoMerge",
+    "merge", "child", "pin", "autoMerge", "relate",
 ]
 
 extension Scenario {
@@ -245,16 +249,14 @@ private struct ScenarioReader {
             // an attribute whose value is its type, a string.
             var attributeMembers = entityFields
             var indexes: [[String]] = [], constraints: [[String]] = []
+            var relationships: [RelationshipDescription] = []
             var attributesPath = "entities.\(entityName)"
             if let long = entityFields.first(where: { $0.key == "attributes" }), case .object(let members) = long.value {
                 let path = "entities.\(entityName)"
                 let fields = try self.members(
                     of: entityValue, at: path, allowed: ["attributes", "relationships", "indexes", "uniquenessConstraints"],
                     required: ["attributes"])
-                if fields["relationships"] != nil {
-                    throw ScenarioFileError("\(path).relationships: relationships are not supported by this runner yet; "
-                        + "write the entity with attributes, indexes and uniquenessConstraints only")
-                }
+                if let value = fields["relationships"] { relationships = try readRelationships(value, at: "\(path).relationships") }
                 attributeMembers = members
                 attributesPath = "\(path).attributes"
                 if let value = fields["indexes"] { indexes = try attributeLists(value, at: "\(path).indexes") }
@@ -276,13 +278,54 @@ private struct ScenarioReader {
                 attributes.append(AttributeDescription(attributeName, type, isOptional: isOptional))
             }
             entities.append(EntityDescription(
-                entityName, attributes: attributes, indexes: indexes, uniquenessConstraints: constraints))
+                entityName, attributes: attributes, relationships: relationships, indexes: indexes, uniquenessConstraints: constraints))
         }
         do {
             return try Schema(entities)
         } catch {
             throw ScenarioFileError("entities: \(error)")
         }
+    }
+
+    /// `{ "employees": { "toMany": "Person", "inverse": "department", "deleteRule": "cascade" } }`
+    /// (the schema checks destinations and inverses).
+    func readRelationships(_ value: JSONValue, at path: String) throws(ScenarioFileError) -> [RelationshipDescription] {
+        guard case .object(let members) = value else {
+            throw ScenarioFileError("\(path): expected an object of relationships, such as "
+                + #"{ "department": { "toOne": "Department", "inverse": "employees" } }, found \#(value.kindDescription)"#)
+        }
+        var relationships: [RelationshipDescription] = []
+        for (name, relationshipValue) in members {
+            let at = "\(path).\(name)"
+            let fields = try self.members(of: relationshipValue, at: at, allowed: ["toOne", "toMany", "inverse", "deleteRule", "ordered"],
+                                          required: ["inverse"])
+            let destination: String, isToMany: Bool
+            switch (fields["toOne"], fields["toMany"]) {
+            case (let one?, nil): (destination, isToMany) = (try string(one, at: "\(at).toOne"), false)
+            case (nil, let many?): (destination, isToMany) = (try string(many, at: "\(at).toMany"), true)
+            default: throw ScenarioFileError("\(at): give exactly one of \"toOne\" and \"toMany\" (the destination entity)")
+            }
+            var rule = RelationshipDescription.DeleteRule.nullify
+            if let ruleValue = fields["deleteRule"] {
+                let text = try string(ruleValue, at: "\(at).deleteRule")
+                guard let named = RelationshipDescription.DeleteRule(rawValue: text) else {
+                    throw ScenarioFileError("\(at).deleteRule: unknown rule \"\(text)\"; the rules are "
+                        + RelationshipDescription.DeleteRule.allCases.map(\.rawValue).joined(separator: ", "))
+                }
+                rule = named
+            }
+            var ordered = false
+            if let orderedValue = fields["ordered"] {
+                guard case .bool(let flag) = orderedValue, !flag || isToMany else {
+                    throw ScenarioFileError("\(at).ordered: true or false, and true only for a to-many")
+                }
+                ordered = flag
+            }
+            relationships.append(RelationshipDescription(
+                name, destination: destination, inverse: try string(fields["inverse"]!, at: "\(at).inverse"), isToMany: isToMany,
+                deleteRule: rule, isOrdered: ordered))
+        }
+        return relationships
     }
 
     /// `[["a"], ["b", "c"]]`: lists of attribute names (the schema checks the names).
@@ -317,6 +360,49 @@ private struct ScenarioReader {
             }
             refs.append(ScenarioRef(name: ref, entity: entity, storeValues: values, insertedByStep: nil))
         }
+        for ref in refs { try checkRelationshipRefs(ref.storeValues ?? [:], of: ref.entity, at: "store.\(ref.name).values") }
+        try checkStoreInverses()
+    }
+
+    /// Every ref a relationship value names exists (by now) and is of the destination entity.
+    func checkRelationshipRefs(_ values: PropertyValues, of entity: EntityDescription, at path: String) throws(ScenarioFileError) {
+        for relationship in entity.relationships {
+            for name in ScenarioValues.refs(in: values.value(of: relationship.name)) {
+                guard let ref = refs.first(where: { $0.name == name }) else {
+                    throw ScenarioFileError("\(path).\(relationship.name): unknown ref \"\(name)\"; a ref is defined in \"store\" "
+                        + "or by an earlier `insert` step")
+                }
+                guard ref.entity.name == relationship.destination else {
+                    throw ScenarioFileError("\(path).\(relationship.name): ref \"\(name)\" is a \(ref.entity.name), "
+                        + "but the relationship points at \(relationship.destination) objects")
+                }
+            }
+        }
+    }
+
+    /// In `store`, one end of a relationship is enough; when both are given they must agree.
+    func checkStoreInverses() throws(ScenarioFileError) {
+        for owner in refs {
+            for relationship in owner.entity.relationships where relationship.isToMany {
+                guard let ownerValues = owner.storeValues, ownerValues[relationship.name] != nil else { continue }
+                let members = Set(ScenarioValues.refs(in: ownerValues.value(of: relationship.name)))
+                for member in refs where member.entity.name == relationship.destination {
+                    guard let values = member.storeValues, let toOne = values[relationship.inverse] else { continue }
+                    let pointsHere = ScenarioValues.refs(in: toOne) == [owner.name]
+                    if pointsHere != members.contains(member.name) {
+                        throw ScenarioFileError("store: \(owner.name).\(relationship.name) and \(member.name).\(relationship.inverse) "
+                            + "disagree: give one end, or both alike")
+                    }
+                }
+                for other in refs where other.name != owner.name && other.entity.name == owner.entity.name {
+                    guard let values = other.storeValues, values[relationship.name] != nil else { continue }
+                    if let shared = members.intersection(ScenarioValues.refs(in: values.value(of: relationship.name))).sorted().first {
+                        throw ScenarioFileError("store: \(shared) is listed in \(owner.name).\(relationship.name) and in "
+                            + "\(other.name).\(relationship.name), but its \(relationship.inverse) is one object")
+                    }
+                }
+            }
+        }
     }
 
     // MARK: - Steps
@@ -330,13 +416,10 @@ private struct ScenarioReader {
         let fields = Dictionary(uniqueKeysWithValues: members.map { ($0.key, $0.value) })
         guard let opValue = fields["do"] else { throw ScenarioFileError("\(at): missing \"do\" (what the step does)") }
         let op = try string(opValue, at: "\(at): \"do\"")
-        if op == "relate" {
-            throw ScenarioFileError("\(at): `relate` needs relationships, which this runner does not support yet")
-        }
         guard let opKeys = stepKeys[op] else {
             throw ScenarioFileError("\(at): unknown op \"\(op)\"; the ops are \(stepOrder.joined(separator: ", "))")
         }
-        let allowed = ["in", "do", "policy"] + opKeys
+        let allowed = ["in", "do", "policy"] + opKeys + (op == "relate" ? ["add", "remove"] : [])
         for member in members where !allowed.contains(member.key) {
             throw ScenarioFileError("\(at): unknown key \"\(member.key)\" for a `\(op)` step; it takes "
                 + allowed.map { "\"\($0)\"" }.joined(separator: ", "))
@@ -371,6 +454,7 @@ private struct ScenarioReader {
         case "set":
             let ref = try existingRef()
             let values = try propertyValues(fields["values"]!, of: ref.entity, at: "\(at): \"values\"")
+            try checkRelationshipRefs(values, of: ref.entity, at: "\(at): values")
             action = .set(ref: ref.name, values: values)
         case "refresh":
             let ref = try existingRef()
@@ -388,7 +472,23 @@ private struct ScenarioReader {
             let entity = try entity(named: try string(fields["entity"]!, at: "\(at): \"entity\""), at: "\(at): \"entity\"")
             let values = try propertyValues(fields["values"]!, of: entity, at: "\(at): \"values\"")
             refs.append(ScenarioRef(name: name, entity: entity, storeValues: nil, insertedByStep: index))
+            try checkRelationshipRefs(values, of: entity, at: "\(at): values")
             action = .insert(ref: name, entity: entity.name, values: values)
+        case "relate":
+            let ref = try existingRef()
+            let name = try string(fields["relationship"]!, at: "\(at): \"relationship\"")
+            guard let relationship = ref.entity.relationship(named: name), relationship.isToMany else {
+                throw ScenarioFileError("\(at): \(ref.entity.name) has no to-many relationship \"\(name)\" (its to-manys: "
+                    + ref.entity.relationships.filter(\.isToMany).map(\.name).joined(separator: ", ") + ")")
+            }
+            var lists: [String: [String]] = [:]
+            for key in ["add", "remove"] {
+                guard let listValue = fields[key] else { continue }
+                let value = try ScenarioValues.relationshipValue(listValue, of: relationship, at: "\(at): \"\(key)\"")
+                lists[key] = ScenarioValues.refs(in: value)
+                try checkRelationshipRefs([name: value], of: ref.entity, at: "\(at): \(key)")
+            }
+            action = .relate(ref: ref.name, relationship: name, add: lists["add"] ?? [], remove: lists["remove"] ?? [])
         case "save": action = .save
         case "rollback": action = .rollback
         case "reset": action = .reset
@@ -538,9 +638,15 @@ private struct ScenarioReader {
         }
         var values = PropertyValues()
         for (name, json) in members {
+            if let relationship = entity.relationship(named: name) {
+                values[name] = try ScenarioValues.relationshipValue(json, of: relationship, at: "\(path).\(name)")
+                continue
+            }
             guard let attribute = entity.attribute(named: name) else {
                 throw ScenarioFileError("\(path): \(entity.name) has no attribute \"\(name)\" (its attributes: "
-                    + entity.attributes.map(\.name).joined(separator: ", ") + ")")
+                    + entity.attributes.map(\.name).joined(separator: ", ")
+                    + (entity.relationships.isEmpty ? "" : "; relationships: " + entity.relationships.map(\.name).joined(separator: ", "))
+                    + ")")
             }
             values[name] = try ScenarioValues.attributeValue(json, type: attribute.type, at: "\(path).\(name)")
         }

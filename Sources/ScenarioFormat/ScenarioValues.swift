@@ -62,7 +62,67 @@ public enum ScenarioValues {
 
     /// Every attribute of `entity`, in schema order, with `null` for a missing one.
     public static func json(_ values: PropertyValues, of entity: EntityDescription) -> JSONValue {
-        .object(entity.attributes.map { (key: $0.name, value: json(values.value(of: $0.name))) })
+        .object(entity.attributes.map { (key: $0.name, value: json(values.value(of: $0.name))) }
+            + entity.relationships.map { relationship in
+                let value = values.value(of: relationship.name)
+                return (key: relationship.name, value: relationship.isToMany ? .array(refs(in: value).map(JSONValue.string)) : json(value))
+            })
+    }
+
+    // MARK: - Relationship values
+    //
+    // In a scenario's values (file, runner and report alike) a relationship's value names refs:
+    // a to-one is its ref as a string (null when empty); a to-many is its refs sorted and
+    // joined by newlines (null when empty), so that equal sets compare equal. Refs are JSON
+    // keys and may not hold a newline (`relationshipValue` refuses one).
+
+    /// A relationship's value from the file: a ref or null for a to-one, a list of refs for a to-many.
+    ///
+    /// Throws `ScenarioFileError` naming `path` for any other JSON.
+    public static func relationshipValue(
+        _ json: JSONValue, of relationship: RelationshipDescription, at path: String
+    ) throws(ScenarioFileError) -> AttributeValue {
+        if !relationship.isToMany {
+            switch json {
+            case .null: return .null
+            case .string(let ref) where !ref.contains("\n"): return .string(ref)
+            default: throw ScenarioFileError("\(path): a to-one's value is a ref (a string) or null, not \(json.kindDescription)")
+            }
+        }
+        guard case .array(let items) = json else {
+            throw ScenarioFileError("\(path): a to-many's value is a list of refs, such as [\"p1\", \"p2\"], not \(json.kindDescription)")
+        }
+        var refs: [String] = []
+        for (position, item) in items.enumerated() {
+            guard case .string(let ref) = item, !ref.contains("\n") else {
+                throw ScenarioFileError("\(path)[\(position)]: a ref is a string, not \(item.kindDescription)")
+            }
+            guard !refs.contains(ref) else { throw ScenarioFileError("\(path): lists \"\(ref)\" twice") }
+            refs.append(ref)
+        }
+        return members(refs)
+    }
+
+    /// The value of a to-many holding `refs`.
+    public static func members(_ refs: [String]) -> AttributeValue {
+        refs.isEmpty ? .null : .string(refs.sorted().joined(separator: "\n"))
+    }
+
+    /// The refs a relationship's value names, sorted (none for null).
+    public static func refs(in value: AttributeValue) -> [String] {
+        guard case .string(let text) = value else { return [] }
+        return text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+    }
+
+    /// The properties a scenario prints and compares for `entity`: its attributes, then its relationships.
+    public static func propertyNames(of entity: EntityDescription) -> [String] {
+        entity.attributes.map(\.name) + entity.relationships.map(\.name)
+    }
+
+    /// A property's value as text: a to-many as `[p1, p2]`.
+    public static func text(_ value: AttributeValue, property: String, of entity: EntityDescription) -> String {
+        if entity.relationship(named: property)?.isToMany == true { return "[" + refs(in: value).joined(separator: ", ") + "]" }
+        return text(value)
     }
 
     /// A value for a table cell: strings quoted, dates in ISO 8601.
@@ -75,7 +135,8 @@ public enum ScenarioValues {
 
     /// `{name: "Ann", age: 31, city: null}`: every attribute in schema order.
     public static func text(_ values: PropertyValues, of entity: EntityDescription) -> String {
-        "{" + entity.attributes.map { "\($0.name): \(text(values.value(of: $0.name)))" }.joined(separator: ", ") + "}"
+        "{" + propertyNames(of: entity).map { "\($0): \(text(values.value(of: $0), property: $0, of: entity))" }
+            .joined(separator: ", ") + "}"
     }
 
     /// `2024-05-01T10:00:00Z`, rounded to the nearest millisecond, with milliseconds only when

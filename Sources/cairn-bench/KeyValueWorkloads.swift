@@ -29,6 +29,12 @@ struct Sizes {
     var readerRecords: Int
     /// Saves whose remote-change latency is measured (one at a time).
     var notificationSaves: Int
+    /// Members of the large to-many of relationship-add-member (the small one has 10), and its saves per round.
+    var relationshipMembers: Int = 100_000
+    var relationshipSaves: Int = 200
+    /// Departments of relationship-traverse (10 employees each), and dependents of relationship-cascade.
+    var traverseDepartments: Int = 1_000
+    var cascadeDependents: Int = 10_000
     /// One-object saves per round of the etcd workloads (each is a raft commit).
     var etcdSaves: Int = 1_000
 
@@ -39,7 +45,9 @@ struct Sizes {
     static let quick = Sizes(commits: 300, records: 20_000, reads: 50_000, recoverMegabytes: 8, rounds: 3, shortRounds: 3,
                              sweepCommits: 120, contextSaveObjects: 500, contextFetchObjects: 2_000, conflictObjects: 100,
                              indexedObjects: 20_000, growthSmallObjects: 2_000, indexedLookups: 200, indexedQueries: 50,
-                             readerRecords: 2_000, notificationSaves: 20, etcdSaves: 30)
+                             readerRecords: 2_000, notificationSaves: 20,
+                             relationshipMembers: 1_000, relationshipSaves: 10, traverseDepartments: 50, cascadeDependents: 200,
+                             etcdSaves: 30)
 }
 
 enum KeyValueWorkloads {

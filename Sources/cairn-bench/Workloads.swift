@@ -8,7 +8,8 @@ enum WorkloadCatalog {
     static let names = ["commit-1", "commit-8", "commit-32", "load", "read-random", "scan", "recover",
                         "context-save", "context-fetch", "conflict-save",
                         "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed",
-                        "reader-process", "writer-readers", "notification-latency", "etcd-save-1", "etcd-save-3"]
+                        "reader-process", "writer-readers", "notification-latency",
+                        "relationship-add-member", "relationship-traverse", "relationship-cascade", "etcd-save-1", "etcd-save-3"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -85,6 +86,7 @@ enum WorkloadCatalog {
         workloads.append(Workload(name: "notification-latency") { log in
             try HistoryWorkloads.notificationLatency(saves: sizes.notificationSaves, log: log)
         })
+        workloads += relationshipWorkloads(sizes)
         for members in [1, 3] {
             workloads.append(Workload(name: "etcd-save-\(members)") { log in
                 let cluster = try EtcdWorkloads.startCluster(members: members)
@@ -96,6 +98,35 @@ enum WorkloadCatalog {
             })
         }
         return workloads
+    }
+
+    /// The relationship workloads (RelationshipWorkloads.swift), SQLite with a foreign key as the peer.
+    static func relationshipWorkloads(_ sizes: Sizes) -> [Workload] {
+        let large = sizes.relationshipMembers, saves = sizes.relationshipSaves
+        let departments = sizes.traverseDepartments
+        return [
+            Workload(name: "relationship-add-member") { log in
+                try runWorkload(name: "relationship-add-member", unit: "saves/s", rounds: sizes.shortRounds,
+                                contenders: RelationshipWorkloads.addMember(sizes: [large, 10], saves: saves),
+                                notes: ["\(saves) durable saves, each adding a new person to a to-many of \(large) or 10 members (records/save: the records a save writes, the new person and the department's version); sqlite: INSERT with the foreign key and UPDATE of the department's version per transaction (FULL)"],
+                                log: log)
+            },
+            Workload(name: "relationship-traverse") { log in
+                let (objects, directory, _) = try RelationshipWorkloads.makeObjectStore(departments: departments, members: 10)
+                let (sqlite, sqliteDirectory) = try RelationshipWorkloads.makeSQLite(departments: departments, members: 10)
+                defer { objects.close(); removeDirectory(directory); removeDirectory(sqliteDirectory) }
+                return try runWorkload(name: "relationship-traverse", unit: "employees/s", rounds: sizes.shortRounds,
+                                       contenders: RelationshipWorkloads.traverse(objects, sqlite, departments: departments, members: 10),
+                                       notes: ["fetch \(departments) departments with their employees prefetched and read the 10 employees' names of each; sqlite: SELECT … JOIN on the indexed foreign key into row values"],
+                                       log: log)
+            },
+            Workload(name: "relationship-cascade") { log in
+                try runWorkload(name: "relationship-cascade", unit: "dependents/s", rounds: sizes.shortRounds,
+                                contenders: RelationshipWorkloads.cascadeDelete(dependents: sizes.cascadeDependents),
+                                notes: ["delete a department whose \(sizes.cascadeDependents) employees cascade, and save durably; sqlite: DELETE with ON DELETE CASCADE (FULL)"],
+                                log: log)
+            },
+        ]
     }
 
     /// The workloads of indexed fetches and saves. The first four read the same people stores,

@@ -1074,5 +1074,1353 @@ enum CanonicalScenarios {
               }
             }
             """#),
+        (file: "relationship-move-vs-rename.json", text: #"""
+            {
+              "name": "a relationship change is a change of both ends",
+              "description": "A moves Ann from Eng to Ops, which changes Eng too; B renames Eng from its older read. B's save conflicts on Eng (update/update): the rename is a local-only change, the membership is derived from the people's to-one.",
+              "entities": {
+                "Department": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "employees": {
+                      "toMany": "Person",
+                      "inverse": "department",
+                      "deleteRule": "nullify"
+                    }
+                  }
+                },
+                "Person": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "department": {
+                      "toOne": "Department",
+                      "inverse": "employees",
+                      "deleteRule": "nullify"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "d": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Eng",
+                    "employees": [
+                      "p1",
+                      "p2"
+                    ]
+                  }
+                },
+                "d2": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Ops",
+                    "employees": []
+                  }
+                },
+                "p1": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann",
+                    "department": "d"
+                  }
+                },
+                "p2": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bob",
+                    "department": "d"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "p1"
+                },
+                {
+                  "in": "B",
+                  "do": "fetch",
+                  "ref": "d"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "p1",
+                  "values": {
+                    "department": "d2"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "d",
+                  "values": {
+                    "name": "R&D"
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "R&D",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "R&D",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "R&D",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-concurrent-additions.json", text: #"""
+            {
+              "name": "relationship-concurrent-additions",
+              "description": "A adds Bob to Ops and B adds Ann, B first: both change Ops, so A's save conflicts on it; membership is each person's to-one, so every policy but error keeps both additions.",
+              "entities": {
+                "Department": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "employees": {
+                      "toMany": "Person",
+                      "inverse": "department",
+                      "deleteRule": "nullify"
+                    }
+                  }
+                },
+                "Person": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "department": {
+                      "toOne": "Department",
+                      "inverse": "employees"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "d": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Eng",
+                    "employees": [
+                      "p1",
+                      "p2"
+                    ]
+                  }
+                },
+                "d2": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Ops"
+                  }
+                },
+                "p1": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann"
+                  }
+                },
+                "p2": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bob"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "d2"
+                },
+                {
+                  "in": "B",
+                  "do": "relate",
+                  "ref": "d2",
+                  "relationship": "employees",
+                  "add": [
+                    "p1"
+                  ]
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "relate",
+                  "ref": "d2",
+                  "relationship": "employees",
+                  "add": [
+                    "p2"
+                  ]
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": []
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d2"
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": []
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d2"
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": []
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d2"
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": []
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d2"
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-to-one-moved-twice.json", text: #"""
+            {
+              "name": "relationship-to-one-moved-twice",
+              "description": "A and B both move Ann out of Eng: B to Ops (saved first), A to Lab. The to-one is a property changed on both sides; each department's members follow from the winner.",
+              "entities": {
+                "Department": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "employees": {
+                      "toMany": "Person",
+                      "inverse": "department",
+                      "deleteRule": "nullify"
+                    }
+                  }
+                },
+                "Person": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "department": {
+                      "toOne": "Department",
+                      "inverse": "employees"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "d": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Eng",
+                    "employees": [
+                      "p1",
+                      "p2"
+                    ]
+                  }
+                },
+                "d2": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Ops"
+                  }
+                },
+                "p1": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann"
+                  }
+                },
+                "p2": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bob"
+                  }
+                },
+                "d3": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Lab"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "p1"
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "p1",
+                  "values": {
+                    "department": "d2"
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "p1",
+                  "values": {
+                    "department": "d3"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    },
+                    "d3": {
+                      "name": "Lab",
+                      "employees": []
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    },
+                    "d3": {
+                      "name": "Lab",
+                      "employees": []
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d3"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    },
+                    "d3": {
+                      "name": "Lab",
+                      "employees": [
+                        "p1"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d3"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    },
+                    "d3": {
+                      "name": "Lab",
+                      "employees": [
+                        "p1"
+                      ]
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": [
+                        "p1"
+                      ]
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d2"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    },
+                    "d3": {
+                      "name": "Lab",
+                      "employees": []
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-insert-to-deleted.json", text: #"""
+            {
+              "name": "relationship-insert-to-deleted",
+              "description": "B deletes Eng (its people are nullified); A, from an older read, inserts Cy into Eng. The reference is an update/delete conflict on Eng: the store's side removes it, ours re-inserts Eng.",
+              "entities": {
+                "Department": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "employees": {
+                      "toMany": "Person",
+                      "inverse": "department",
+                      "deleteRule": "nullify"
+                    }
+                  }
+                },
+                "Person": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "department": {
+                      "toOne": "Department",
+                      "inverse": "employees"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "d": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Eng",
+                    "employees": [
+                      "p1",
+                      "p2"
+                    ]
+                  }
+                },
+                "d2": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Ops"
+                  }
+                },
+                "p1": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann"
+                  }
+                },
+                "p2": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bob"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "d"
+                },
+                {
+                  "in": "B",
+                  "do": "delete",
+                  "ref": "d"
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "insert",
+                  "ref": "p3",
+                  "entity": "Person",
+                  "values": {
+                    "name": "Cy",
+                    "department": "d"
+                  }
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": null
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": null
+                    },
+                    "p3": null
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": null
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": null
+                    },
+                    "p3": {
+                      "name": "Cy",
+                      "department": null
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p3"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": null
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": null
+                    },
+                    "p3": {
+                      "name": "Cy",
+                      "department": "d"
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p3"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": null
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": null
+                    },
+                    "p3": {
+                      "name": "Cy",
+                      "department": "d"
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": null
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": null
+                    },
+                    "p3": {
+                      "name": "Cy",
+                      "department": null
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-cascade-vs-member-update.json", text: #"""
+            {
+              "name": "relationship-cascade-vs-member-update",
+              "description": "A deletes Eng, whose employees cascade; B renames Ann, a member, and saves first. A's cascade meets a delete/update conflict on Ann: a cancelled delete keeps her, without a department.",
+              "entities": {
+                "Department": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "employees": {
+                      "toMany": "Person",
+                      "inverse": "department",
+                      "deleteRule": "cascade"
+                    }
+                  }
+                },
+                "Person": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "department": {
+                      "toOne": "Department",
+                      "inverse": "employees"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "d": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Eng",
+                    "employees": [
+                      "p1",
+                      "p2"
+                    ]
+                  }
+                },
+                "d2": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Ops"
+                  }
+                },
+                "p1": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann"
+                  }
+                },
+                "p2": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bob"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "d"
+                },
+                {
+                  "in": "A",
+                  "do": "delete",
+                  "ref": "d"
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "p1",
+                  "values": {
+                    "name": "Anne"
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Anne",
+                      "department": "d"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Anne",
+                      "department": null
+                    },
+                    "p2": null
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": null,
+                    "p2": null
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": null,
+                    "p2": null
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "d": null,
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Anne",
+                      "department": null
+                    },
+                    "p2": null
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-deny.json", text: #"""
+            {
+              "name": "relationship-deny",
+              "description": "Eng's employees deny its deletion: A's save fails validation under every policy (outcome error) and writes nothing.",
+              "entities": {
+                "Department": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "employees": {
+                      "toMany": "Person",
+                      "inverse": "department",
+                      "deleteRule": "deny"
+                    }
+                  }
+                },
+                "Person": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "department": {
+                      "toOne": "Department",
+                      "inverse": "employees"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "d": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Eng",
+                    "employees": [
+                      "p1",
+                      "p2"
+                    ]
+                  }
+                },
+                "d2": {
+                  "entity": "Department",
+                  "values": {
+                    "name": "Ops"
+                  }
+                },
+                "p1": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Ann"
+                  }
+                },
+                "p2": {
+                  "entity": "Person",
+                  "values": {
+                    "name": "Bob"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "delete",
+                  "ref": "d"
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "error"
+                  ],
+                  "store": {
+                    "d": {
+                      "name": "Eng",
+                      "employees": [
+                        "p1",
+                        "p2"
+                      ]
+                    },
+                    "d2": {
+                      "name": "Ops",
+                      "employees": []
+                    },
+                    "p1": {
+                      "name": "Ann",
+                      "department": "d"
+                    },
+                    "p2": {
+                      "name": "Bob",
+                      "department": "d"
+                    }
+                  }
+                }
+              }
+            }
+            """#),
     ]
 }

@@ -83,10 +83,10 @@ enum ScenarioReport {
             table.append(labels: [label(of: step)], cells: outcomes.map(\.word.rawValue))
         }
         for ref in scenario.refs {
-            for attribute in ref.entity.attributes {
-                table.append(labels: ["\(ref.name).\(attribute.name)"], cells: results.map { result in
+            for property in ScenarioValues.propertyNames(of: ref.entity) {
+                table.append(labels: ["\(ref.name).\(property)"], cells: results.map { result in
                     guard let values = result.storeValues(of: ref.name) else { return absence(of: ref.name, in: result) }
-                    return ScenarioValues.text(values.value(of: attribute.name))
+                    return ScenarioValues.text(values.value(of: property), property: property, of: ref.entity)
                 })
             }
         }
@@ -97,7 +97,8 @@ enum ScenarioReport {
     static func label(of step: ScenarioStep) -> String {
         var text = "step \(step.index): \(step.context) \(step.action.name)"
         switch step.action {
-        case .fetch(let ref), .set(let ref, _), .insert(let ref, _, _), .delete(let ref), .detectConflicts(let ref):
+        case .fetch(let ref), .set(let ref, _), .insert(let ref, _, _), .delete(let ref), .detectConflicts(let ref),
+             .relate(let ref, _, _, _):
             text += " \(ref)"
         case .refresh(let ref, let merge):
             text += " \(ref)\(merge ? " (merge)" : "")"
@@ -190,10 +191,11 @@ enum ScenarioReport {
     private static func propertyDifferences(
         _ expected: PropertyValues, _ actual: PropertyValues, entity: EntityDescription, at: String
     ) -> [String] {
-        entity.attributes.compactMap { attribute in
-            let wanted = expected.value(of: attribute.name), found = actual.value(of: attribute.name)
+        ScenarioValues.propertyNames(of: entity).compactMap { property in
+            let wanted = expected.value(of: property), found = actual.value(of: property)
             guard wanted != found else { return nil }
-            return "\(at).\(attribute.name): expected \(ScenarioValues.text(wanted)), got \(ScenarioValues.text(found))"
+            return "\(at).\(property): expected \(ScenarioValues.text(wanted, property: property, of: entity)), "
+                + "got \(ScenarioValues.text(found, property: property, of: entity))"
         }
     }
 

@@ -25,6 +25,12 @@ import Glibc
 // 5. A step that fails does not stop the run: its outcome is `error` with the message.
 // 6. An inserted ref that a constraint merge made the stored object names that object's
 //    permanent ID, so it and the stored ref print the same values.
+// 7. A relationship value names refs (ScenarioValues): a to-one is set with setDestination, a
+//    to-many replaced with replaceMembers, `relate` adds and removes members; the refs it names
+//    are registered in the step's context (read from its store or parent) as rule 3 says. The
+//    results name refs the same way: a to-many is read as its members, in the store by a reader
+//    context of the runner's own, in a context by that context (after its registered refs are
+//    listed, so reading members registers nothing that is reported).
 
 /// What one step did.
 struct StepRecord {
@@ -172,13 +178,19 @@ final class ScenarioRunner {
         var nextKey: [String: UInt64] = [:]
         do {
             try seedContext.performAndWait {
+                var seeded: [(object: StoredObject, values: PropertyValues)] = []
                 for ref in scenario.refs {
                     guard let values = ref.storeValues else { continue }
                     let key = nextKey[ref.entity.name, default: 1]
                     nextKey[ref.entity.name] = key + 1
                     let object = seedContext.insert(entity: ref.entity.name, primaryKey: key)
-                    for (name, value) in values { object[name] = value }
+                    for (name, value) in values where ref.entity.relationship(named: name) == nil { object[name] = value }
                     savedIDs[ref.name] = object.objectID
+                    seeded.append((object, values))
+                }
+                // Relationships once every object exists: a value may name a ref given later.
+                for (object, values) in seeded {
+                    try applyRelationships(values, to: object, contextName: "scenario-store", in: seedContext)
                 }
                 try seedContext.save()
             }
@@ -242,11 +254,21 @@ final class ScenarioRunner {
                     _ = try object(ref, for: step, in: context)
                 case .set(let ref, let values):
                     let object = try object(ref, for: step, in: context)
-                    for (name, value) in values.sorted(by: { $0.key < $1.key }) { object[name] = value }
+                    for (name, value) in values.sorted(by: { $0.key < $1.key }) where object.entity.relationship(named: name) == nil {
+                        object[name] = value
+                    }
+                    try applyRelationships(values, to: object, contextName: step.context, in: context)
                 case .insert(let ref, let entity, let values):
                     let object = context.insert(entity: entity)
-                    for (name, value) in values.sorted(by: { $0.key < $1.key }) { object[name] = value }
+                    for (name, value) in values.sorted(by: { $0.key < $1.key }) where object.entity.relationship(named: name) == nil {
+                        object[name] = value
+                    }
                     temporaryIDs[step.context, default: [:]][ref] = object.objectID
+                    try applyRelationships(values, to: object, contextName: step.context, in: context)
+                case let .relate(ref, relationship, add, remove):
+                    let owner = try object(ref, for: step, in: context)
+                    for member in remove { owner.removeMember(try object(member, in: step.context, context), from: relationship) }
+                    for member in add { owner.addMember(try object(member, in: step.context, context), to: relationship) }
                 case .delete(let ref):
                     context.delete(try object(ref, for: step, in: context))
                 case .save:
@@ -301,6 +323,28 @@ final class ScenarioRunner {
     }
 
     /// The context's object for `ref` (on the context's queue).
+    /// Sets the relationships `values` names on `object`, in sorted order (rule 7).
+    private func applyRelationships(
+        _ values: PropertyValues, to object: StoredObject, contextName: String, in context: ObjectContext
+    ) throws {
+        for relationship in object.entity.relationships.sorted(by: { $0.name < $1.name }) {
+            guard let value = values[relationship.name] else { continue }
+            let destinations = try ScenarioValues.refs(in: value).map { try self.object($0, in: contextName, context) }
+            if relationship.isToMany {
+                try object.replaceMembers(of: relationship.name, with: destinations)
+            } else {
+                object.setDestination(destinations.first, of: relationship.name)
+            }
+        }
+    }
+
+    private func object(_ ref: String, in contextName: String, _ context: ObjectContext) throws -> StoredObject {
+        guard let id = objectID(of: ref, in: contextName, context: context) else {
+            throw StepFailure(description: "ref \(ref) is not saved yet, and not inserted in context \(contextName)")
+        }
+        return try context.existingObject(with: id)
+    }
+
     private func object(_ ref: String, for step: ScenarioStep, in context: ObjectContext) throws -> StoredObject {
         guard let id = objectID(of: ref, in: step.context, context: context) else {
             let inserter = temporaryIDs.first { $0.value[ref] != nil }?.key ?? "another context"
@@ -369,7 +413,7 @@ final class ScenarioRunner {
         return record
     }
 
-    private func ref(ofURI uri: String) -> String? {
+    fileprivate func ref(ofURI uri: String) -> String? {
         if let saved = savedIDs.first(where: { $0.value.uriString == uri }) { return saved.key }
         for byRef in temporaryIDs.values {
             if let temporary = byRef.first(where: { $0.value.uriString == uri }) { return temporary.key }
@@ -381,13 +425,17 @@ final class ScenarioRunner {
 
     private func result(records: [StepRecord]) throws(ScenarioStoreError) -> ScenarioResult {
         var store: [(ref: String, values: PropertyValues?)] = []
+        let reader = objects.newBackgroundContext(name: "scenario-reader")
         for ref in scenario.refs {
             guard let id = savedIDs[ref.name] else {
                 store.append((ref: ref.name, values: nil))
                 continue
             }
             do {
-                store.append((ref: ref.name, values: try objects.committedState(of: id)?.values))
+                let values = try objects.committedState(of: id)?.values
+                store.append((ref: ref.name, values: try values.map { values in
+                    try reader.performAndWait { try namingRefs(values, of: id, entity: ref.entity, in: reader) }
+                }))
             } catch {
                 throw ScenarioStoreError("cannot read \(id) (ref \(ref.name)) from the store: \(error)")
             }
@@ -405,7 +453,16 @@ final class ScenarioRunner {
                     return (ref: ref.name, state: state)
                 }
             }
-            states.append((context: name, refs: held))
+            // Members read after the registered refs are listed (rule 7).
+            let named = context.performAndWait { () -> [(ref: String, state: InMemoryState)] in
+                held.map { entry in
+                    guard case .values(let values) = entry.state, let id = objectID(of: entry.ref, in: name, context: context),
+                          let entity = scenario.ref(named: entry.ref)?.entity,
+                          let renamed = try? namingRefs(values, of: id, entity: entity, in: context) else { return entry }
+                    return (ref: entry.ref, state: .values(renamed))
+                }
+            }
+            states.append((context: name, refs: named))
         }
         return ScenarioResult(
             policy: policy.name, records: records, store: store, savedRefs: Set(savedIDs.keys), contexts: states)
@@ -413,6 +470,31 @@ final class ScenarioRunner {
 }
 
 /// A fresh directory under the temporary directory ($TMPDIR), removed with its contents.
+extension ScenarioRunner {
+    /// `values` of the object `id` with its relationships as the scenario names them (rule 7): a
+    /// to-one's ID as its ref, a to-many as its members' refs, read in `context`.
+    fileprivate func namingRefs(
+        _ values: PropertyValues, of id: ObjectID, entity: EntityDescription, in context: ObjectContext
+    ) throws -> PropertyValues {
+        guard !entity.relationships.isEmpty else { return values }
+        var named = values
+        for relationship in entity.relationships {
+            if relationship.isToMany {
+                let members = try context.existingObject(with: id).members(of: relationship.name)
+                named[relationship.name] = ScenarioValues.members(members.map { ref(of: $0.objectID) })
+            } else if case .string(let uri) = values.value(of: relationship.name), let target = ObjectID(uriString: uri) {
+                named[relationship.name] = .string(ref(of: target))
+            }
+        }
+        return named
+    }
+
+    /// The ref naming `id` (its URI when no ref does).
+    fileprivate func ref(of id: ObjectID) -> String {
+        ref(ofURI: id.uriString) ?? id.uriString
+    }
+}
+
 struct ScratchDirectory {
     let path: String
 

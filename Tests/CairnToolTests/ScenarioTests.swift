@@ -594,6 +594,14 @@ extension CairnToolTests {
 
         // MARK: - Helpers
 
+        /// `cairn scenario FILE` (a file of Scenarios/) exits 0, meets every policy's `expect`, and prints no error.
+        static func expectMeetsExpectations(_ file: String, sourceLocation: SourceLocation = #_sourceLocation) throws {
+            let run = try cairn("scenario", try scenarioPath(file))
+            #expect(run.status == 0, "\(run)", sourceLocation: sourceLocation)
+            #expect(run.output.contains("Expectations: met for \(policies.joined(separator: ", "))"), "\(run)", sourceLocation: sourceLocation)
+            #expect(run.errorOutput.isEmpty, "\(run)", sourceLocation: sourceLocation)
+        }
+
         static func scenarioDirectory() throws -> String {
             try #require(Bundle.module.url(forResource: "Scenarios", withExtension: nil), "Scenarios resource missing").path
         }

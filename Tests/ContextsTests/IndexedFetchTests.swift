@@ -34,8 +34,12 @@ import Testing
     final class Counter: @unchecked Sendable {
         private let lock = NSLock()
         private var counts: [String: Int] = [:]
+        /// Walks (`forEach` calls) per table, apart from the entries they visit.
+        private var walks: [String: Int] = [:]
         func add(_ table: String, _ count: Int = 1) { lock.withLock { counts[table, default: 0] += count } }
         func take() -> [String: Int] { lock.withLock { defer { counts = [:] }; return counts } }
+        func addWalk(_ table: String) { lock.withLock { walks[table, default: 0] += 1 } }
+        func takeWalks() -> [String: Int] { lock.withLock { defer { walks = [:] }; return walks } }
     }
 
     final class CountingView: StorageReadView, @unchecked Sendable {
@@ -49,6 +53,7 @@ import Testing
         }
         func forEach(in table: String, from lower: [UInt8]?, to upper: [UInt8]?, reverse: Bool,
                      _ body: (UnsafeRawBufferPointer, UnsafeRawBufferPointer, UInt64) throws -> Bool) throws {
+            visited.addWalk(table)
             try base.forEach(in: table, from: lower, to: upper, reverse: reverse) { key, value, version in
                 visited.add(table)
                 return try body(key, value, version)
@@ -112,6 +117,40 @@ import Testing
             let scan = FetchRequest(entityName: "Item", predicate: .compare("note", .equal, .null))
             #expect(try context.count(for: scan) == 1000)
             #expect(visited.take() == ["entity:Item": 1000])
+        }
+        objects.close()
+    }
+
+    /// `indexedCandidates` looks at the entry after a sorted page's chunk instead of walking
+    /// again to find that it sorts later: a page of unique names is one walk of limit + 1
+    /// entries and limit records, with the scan's result; a page ending inside a run of equal
+    /// values still reads the run to its end.
+    @Test func aSortedPageLooksAtTheNextEntryInsteadOfWalkingAgain() throws {
+        let store = try IndexedStore()
+        defer { store.close() }
+        let (objects, visited) = try Self.seeded(store)
+        let context = objects.newBackgroundContext()
+        try context.performAndWait {
+            for (descriptor, table, limit) in [(FetchRequest.SortDescriptor.ascending("name"), "index:Item:name", 20),
+                                               (.descending("age"), "index:Item:age", 15)] {
+                let page = FetchRequest(entityName: "Item", sortDescriptors: [descriptor], fetchLimit: limit)
+                _ = (visited.take(), visited.takeWalks())
+                let viaIndex = try context.fetch(page).map(\.objectID)
+                let read = visited.take(), walks = visited.takeWalks()
+                context.reset()
+                var scan = page
+                scan.usesIndexes = false
+                #expect(try context.fetch(scan).map(\.objectID) == viaIndex)
+                context.reset()
+                if table == "index:Item:name" {
+                    #expect(read == [table: 21, "entity:Item": 20] && walks == [table: 1], "\(read) \(walks)")
+                } else {
+                    // Ten items an age: the page's last age, 98, runs past the chunk of 15 (the
+                    // entry looked at is a 98 too), so a second walk reads its other five and
+                    // stops at the first 97.
+                    #expect(walks == [table: 2] && read == [table: 22, "entity:Item": 20], "\(read) \(walks)")
+                }
+            }
         }
         objects.close()
     }

@@ -56,7 +56,7 @@ final class TestStore: Sendable {
     let directory: TemporaryDirectory
     let objects: ObjectStore
 
-    init(in parent: String = "/tmp", configure: (inout ObjectStore.Options) -> Void = { _ in }) throws {
+    init(in parent: String = "/tmp", schema: Schema = testSchema, configure: (inout ObjectStore.Options) -> Void = { _ in }) throws {
         directory = try TemporaryDirectory(prefix: "cairn-contexts", in: parent)
         var options = ObjectStore.Options()
         // Tests need no power-loss durability; fsync-free commits keep the suite fast.
@@ -64,7 +64,7 @@ final class TestStore: Sendable {
         options.storeOptions.durability = .normal
         options.storeOptions.mapSize = 256 << 20
         configure(&options)
-        objects = try TestBackend.current.open(directory: directory.path, schema: testSchema, options: options)
+        objects = try TestBackend.current.open(directory: directory.path, schema: schema, options: options)
     }
 
     func close() {

@@ -79,6 +79,10 @@ extension ObjectContext {
     /// Deletes `object` in the context; the next save deletes its record. Deleting an object
     /// inserted since the last save just drops it (it is then forgotten).
     ///
+    /// The relationships' delete rules apply at once (ObjectContext+DeleteRules.swift): nullified
+    /// members lose their to-one, cascaded destinations are deleted too (so `deletedObjects`
+    /// lists them), and a `deny` is checked by the save.
+    ///
     /// ```swift
     /// context.delete(person)
     /// try context.save()
@@ -86,13 +90,21 @@ extension ObjectContext {
     public func delete(_ object: StoredObject) {
         checkQueue()
         checkOwnership(object, "delete(_:)")
+        // Deleted already: a cascade that comes back to it ends here.
+        if object.deletedFlag { return }
+        let hasRules = !object.entity.layout.relationships.isEmpty
         if object.insertedFlag {
+            if hasRules {
+                object.deletedFlag = true
+                applyDeleteRules(of: object)
+            }
             forget(object, reason: "its insertion was deleted before being saved")
             return
         }
         // The delete is conditional on the version read, so it needs the record loaded.
         if object.isFaultStorage { fulfillFault(object) }
         object.deletedFlag = true
+        if hasRules { applyDeleteRules(of: object) }
     }
 
     /// The object with `id`: the registered one, or a new fault that loads on first use
@@ -263,7 +275,7 @@ extension ObjectContext {
     // MARK: - Helpers
 
     func isUpdated(_ object: StoredObject) -> Bool {
-        !object.insertedFlag && !object.isFaultStorage && object.hasChangedValues
+        !object.insertedFlag && !object.isFaultStorage && object.hasLocalChanges
     }
 
     func entityDescription(named entityName: String) -> EntityDescription {

@@ -25,6 +25,8 @@ struct ChildChange: Sendable {
     /// parent does not hold the object, so the root's save checks the version the child read.
     let ancestorValues: ObjectValues
     let ancestorVersion: UInt64
+    /// A to-many of the object changed members in the child: the parent's object is updated too.
+    var membershipChanged = false
 }
 
 extension ObjectContext {
@@ -77,7 +79,8 @@ extension ObjectContext {
             }
             return ChildChange(
                 id: object.storedID, entityName: object.entity.name, kind: kind,
-                ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion)
+                ancestorValues: object.ancestorValues, ancestorVersion: object.ancestorVersion,
+                membershipChanged: object.membershipChangedFlag)
         }
         let childName = name
         try parent.synchronously { () throws(ContextError) in try parent.applyChildChanges(changes, from: childName) }
@@ -96,6 +99,7 @@ extension ObjectContext {
                 report.updatedObjectIDs.append(object.storedID)
             }
             object.insertedFlag = false
+            object.membershipChangedFlag = false
             object.ancestorValues = object.current
         }
         report.savedToParent = true
@@ -155,6 +159,7 @@ extension ObjectContext {
                 break
             case let .update(changed, values):
                 object.current.take(changed, from: values)
+                if change.membershipChanged && !object.insertedFlag { object.membershipChangedFlag = true }
                 note.updatedObjectIDs.append(object.storedID)
             case .delete:
                 note.deletedObjectIDs.append(object.storedID)

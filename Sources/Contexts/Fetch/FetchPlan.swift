@@ -95,6 +95,7 @@ extension ObjectContext {
     public func explain(_ request: FetchRequest) throws(ContextError) -> FetchPlan {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         if let plan = indexPlan(for: request, entity: entity) {
             return FetchPlan(

@@ -68,6 +68,17 @@ public indirect enum FetchPredicate: Sendable {
     /// ```
     case compare(String, Operator, AttributeValue)
 
+    /// Objects whose to-one `relationship` is `destination` (nil: empty). A predicate may also
+    /// name a destination's attribute through the to-one, as `"department.name"`.
+    ///
+    /// ```swift
+    /// FetchRequest(entityName: "Person", predicate: .references("department", engineering.objectID))
+    /// FetchRequest(entityName: "Person", predicate: .compare("department.name", .equal, .string("Eng")))
+    /// ```
+    public static func references(_ relationship: String, _ destination: ObjectID?) -> FetchPredicate {
+        .compare(relationship, .equal, destination.map { .string($0.uriString) } ?? .null)
+    }
+
     /// The attribute's value equals one of the values.
     ///
     /// ```swift

@@ -101,6 +101,17 @@ public struct FetchRequest: Sendable {
     /// compare both ways; `package`: not public API.
     package var usesIndexes = true
 
+    /// Relationships whose destinations the fetch loads along with its results, in one pass per
+    /// relationship instead of one read per fault (Core Data's name): a to-one's destinations
+    /// by ID, a to-many's members through their to-one's index. `"a.b"` goes on from `a`'s
+    /// destinations to theirs.
+    ///
+    /// ```swift
+    /// var request = FetchRequest(entityName: "Department")
+    /// request.relationshipKeyPathsForPrefetching = ["employees"]
+    /// ```
+    public var relationshipKeyPathsForPrefetching: [String] = []
+
     /// Creates a request; everything but the entity is optional.
     ///
     /// ```swift

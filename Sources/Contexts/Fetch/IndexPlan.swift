@@ -194,6 +194,18 @@ struct IndexPlan {
         var position = 0
         // Leading attributes held to points: every combination is one prefix.
         while position < index.attributeNames.count, let held = heldConstraint(position), let points = held.points {
+            let name = index.attributeNames[position]
+            if points.count == 1 {
+                // One point (`==`, the usual lookup) extends every prefix in place: no list of
+                // encodings to combine.
+                for prefix in prefixes.indices where !IndexKeyEncoding.append(points[0], to: &prefixes[prefix], cap: cap) {
+                    complete = false
+                }
+                consumed += held.pointConjuncts
+                conditions.append(.points(name, points))
+                position += 1
+                continue
+            }
             var encoded: [[UInt8]] = []
             for point in points {
                 var bytes: [UInt8] = []
@@ -204,7 +216,6 @@ struct IndexPlan {
             guard prefixes.count * max(encoded.count, 1) <= maxRanges else { break }
             prefixes = prefixes.flatMap { prefix in encoded.map { prefix + $0 } }
             consumed += held.pointConjuncts
-            let name = index.attributeNames[position]
             conditions.append(.points(name, points))
             position += 1
         }

@@ -21,6 +21,7 @@ extension ObjectContext {
     public func fetch(_ request: FetchRequest) throws(ContextError) -> [StoredObject] {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         let plan = indexPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
@@ -75,6 +76,7 @@ extension ObjectContext {
             }
         }
         register(made: made, ids: ids)
+        if !request.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(request.relationshipKeyPathsForPrefetching, of: objects) }
         return objects
     }
 
@@ -97,6 +99,7 @@ extension ObjectContext {
     public func count(for request: FetchRequest) throws(ContextError) -> Int {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
+        let request = try resolvingRelationshipPaths(request, entity: entity)
         try request.validate(against: entity)
         let plan = indexPlan(for: request, entity: entity)
         if let plan, plan.exact {
@@ -114,7 +117,7 @@ extension ObjectContext {
         }
         let source: Source
         let values: ObjectValues
-        let baseOrder: Int
+        var baseOrder: Int
     }
 
     func matches(for request: FetchRequest, entity: EntityDescription, plan: IndexPlan?) throws(ContextError) -> [Candidate] {
@@ -129,13 +132,22 @@ extension ObjectContext {
         }
         if !request.sortDescriptors.isEmpty {
             let keys = request.sortDescriptors.map { (property: PropertyReference($0.attribute, layout: layout), ascending: $0.ascending) }
-            candidates.sort { left, right in
+            func precedes(_ left: Candidate, _ right: Candidate) -> Bool {
                 for key in keys {
                     let order = AttributeOrder.sortOrder(key.property.value(in: left.values), key.property.value(in: right.values))
                     if order != 0 { return key.ascending ? order < 0 : order > 0 }
                 }
                 return left.baseOrder < right.baseOrder
             }
+            // An index walked in sort order gives the candidates sorted already: one pass checks
+            // it, and the sort (its buffer, its moves of each candidate) is skipped. Base order
+            // breaks every tie, so "no neighbour out of order" is "sorted".
+            // (Read through the buffer: the array's subscript copied each candidate out, a
+            // retain and a release of its values and object per comparison.)
+            let sorted = candidates.withUnsafeBufferPointer { buffer in
+                buffer.indices.dropFirst().allSatisfy { !precedes(buffer[$0], buffer[$0 - 1]) }
+            }
+            if !sorted { candidates.sort(by: precedes) }
         }
         let start = min(max(request.fetchOffset, 0), candidates.count)
         let end = request.fetchLimit.map { start + min(max($0, 0), candidates.count - start) } ?? candidates.count
@@ -176,6 +188,12 @@ struct PropertyReference {
 
     private let target: Target
 
+    /// The attribute's position; nil for an extra.
+    var position: Int? {
+        if case .attribute(let position) = target { return position }
+        return nil
+    }
+
     init(_ name: String, layout: EntityLayout) {
         target = layout.index(of: name).map(Target.attribute) ?? .extra(name)
     }
@@ -194,6 +212,10 @@ struct PropertyReference {
 indirect enum ResolvedPredicate {
     case compare(PropertyReference, FetchPredicate.Operator, AttributeValue)
     case isIn(PropertyReference, [AttributeValue])
+    /// `isIn` with many string constants (a prefetch's owners, a path's destinations): one set
+    /// lookup per object instead of a comparison per constant. A string set's equality is
+    /// canonical equivalence, as `==` on strings in a predicate is.
+    case isInStrings(PropertyReference, Set<String>)
     case and([ResolvedPredicate])
     case or([ResolvedPredicate])
     case not(ResolvedPredicate)
@@ -204,7 +226,12 @@ indirect enum ResolvedPredicate {
         case let .compare(attribute, comparison, constant):
             self = .compare(PropertyReference(attribute, layout: layout), comparison, constant)
         case let .isIn(attribute, constants):
-            self = .isIn(PropertyReference(attribute, layout: layout), constants)
+            let strings = constants.compactMap { constant -> String? in if case .string(let text) = constant { text } else { nil } }
+            if constants.count > 8 && strings.count == constants.count {
+                self = .isInStrings(PropertyReference(attribute, layout: layout), Set(strings))
+            } else {
+                self = .isIn(PropertyReference(attribute, layout: layout), constants)
+            }
         case .and(let predicates):
             self = .and(predicates.map { ResolvedPredicate($0, layout: layout) })
         case .or(let predicates):
@@ -223,6 +250,9 @@ indirect enum ResolvedPredicate {
         case let .isIn(property, constants):
             let value = property.value(in: values)
             return constants.contains { FetchPredicate.holds(value, .equal, $0) }
+        case let .isInStrings(property, strings):
+            guard case .string(let text) = property.value(in: values) else { return false }
+            return strings.contains(text)
         case .and(let predicates):
             return predicates.allSatisfy { $0.evaluate(values, layout: layout) }
         case .or(let predicates):

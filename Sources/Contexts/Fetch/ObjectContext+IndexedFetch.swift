@@ -27,7 +27,10 @@ extension ObjectContext {
     ) throws(ContextError) -> [Candidate] {
         let layout = entity.layout
         let inMemory = heldMatches(of: entity, predicate: predicate)
-        var found: [(primaryKey: UInt64, candidate: Candidate)] = []
+        // The candidates found and, position by position, their primary keys: ranked in place
+        // below, not copied into a second array.
+        var found: [Candidate] = []
+        var primaryKeys: [UInt64] = []
         try withReadView { (view) throws(ContextError) in
             do {
                 var keys: [StorageKey] = []
@@ -35,6 +38,8 @@ extension ObjectContext {
                 /// Reads the records of the keys gathered, tests them, and empties the list.
                 func readGathered() throws {
                     guard !keys.isEmpty else { return }
+                    found.reserveCapacity(found.count + keys.count)
+                    primaryKeys.reserveCapacity(found.count + keys.count)
                     try view.visitValues(forKeys: keys) { position, value, version in
                         guard let value, let primaryKey = StorageMapping.primaryKey(of: keys[position].key) else { return }
                         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
@@ -53,7 +58,8 @@ extension ObjectContext {
                         }
                         guard predicate?.evaluate(candidate.values, layout: layout) ?? true else { return }
                         matched += 1
-                        found.append((primaryKey, candidate))
+                        found.append(candidate)
+                        primaryKeys.append(primaryKey)
                     }
                     keys.removeAll(keepingCapacity: true)
                 }
@@ -73,13 +79,21 @@ extension ObjectContext {
                     let needed = max(request.fetchOffset, 0) + max(limit, 0)
                     var range = plan.ranges.first
                     var boundary: [UInt8]? = nil
+                    // The walk's last entry, copied into one buffer kept across entries (a copy
+                    // of its own per entry was an allocation each).
+                    var last: [UInt8] = []
                     // An exact plan's entries all match (registered objects aside, passed over): its
                     // first chunk is the page itself; a predicate that rejects some gets slack.
                     var chunk = plan.exact ? max(needed, 1) : max(needed + 8, 32)
+                    // The entry after a full chunk, looked at and not gathered: when it sorts
+                    // strictly after the page (or there is none), no second walk is needed to
+                    // find that out. (A sorted page of unique names walked twice, the second
+                    // time for that one entry.)
+                    var next: [UInt8] = []
                     while let current = range {
                         var seen = 0
-                        var last: [UInt8]? = nil
                         var passedBoundary = false
+                        var hasNext = false
                         try view.forEach(
                             in: plan.index.tableName, from: current.lower.isEmpty ? nil : current.lower, to: current.upper,
                             reverse: !order.ascending
@@ -88,16 +102,25 @@ extension ObjectContext {
                                 passedBoundary = true
                                 return false
                             }
+                            if seen == chunk {
+                                hasNext = true
+                                next.removeAll(keepingCapacity: true)
+                                next.append(contentsOf: entry)
+                                return false
+                            }
                             seen += 1
-                            last = Array(entry)
+                            last.removeAll(keepingCapacity: true)
+                            last.append(contentsOf: entry)
                             gather(entry)
-                            return seen < chunk
+                            return true
                         }
                         try readGathered()
-                        guard let last, !passedBoundary, seen == chunk else { break }
+                        // The next walk would begin at `next`: nothing after the range's end.
+                        guard !passedBoundary, seen == chunk, hasNext else { break }
                         if boundary == nil && matched >= needed {
                             boundary = last.withUnsafeBytes { Array(last.prefix(IndexKeyEncoding.length(ofValues: order.sortValues, in: $0))) }
                         }
+                        if let boundary, !next.starts(with: boundary) { break }  // as the next walk would find
                         range = order.ascending
                             ? IndexPlan.KeyRange(lower: last + [0], upper: current.upper)
                             : IndexPlan.KeyRange(lower: current.lower, upper: last)
@@ -115,8 +138,8 @@ extension ObjectContext {
                     try readGathered()
                 }
                 try existing(inMemory.held, in: view) { object in
-                    found.append((object.storedID.primaryKey ?? 0,
-                                  Candidate(source: .registered(object), values: object.current, baseOrder: 0)))
+                    found.append(Candidate(source: .registered(object), values: object.current, baseOrder: 0))
+                    primaryKeys.append(object.storedID.primaryKey ?? 0)
                 }
             } catch {
                 throw ContextError(readFailure: error)
@@ -127,18 +150,29 @@ extension ObjectContext {
         // breaking ties, so the order of this array never changes the result, and its sort then
         // finds the walk's entries sorted already instead of shuffled by primary key. (Sorting
         // positions, not candidates, also keeps the candidates where they are.)
-        var byPrimaryKey = Array(found.indices)
-        byPrimaryKey.sort { found[$0].primaryKey < found[$1].primaryKey }
-        var rankOf = [Int](repeating: 0, count: found.count)
-        for (rank, position) in byPrimaryKey.enumerated() { rankOf[position] = rank }
-        let keepsWalkOrder = plan.order != nil && !request.sortDescriptors.isEmpty
-        var candidates: [Candidate] = []
-        candidates.reserveCapacity(found.count + inMemory.inserted.count)
-        for index in found.indices {
-            let position = keepsWalkOrder ? index : byPrimaryKey[index]
-            let candidate = found[position].candidate
-            candidates.append(Candidate(source: candidate.source, values: candidate.values, baseOrder: rankOf[position]))
+        var candidates: [Candidate]
+        if primaryKeys.indices.dropFirst().allSatisfy({ primaryKeys[$0 - 1] < primaryKeys[$0] }) {
+            // Walked in primary-key order already (one match, or one value's entries): each
+            // candidate's rank is its position, with no ranking arrays to make.
+            for rank in found.indices { found[rank].baseOrder = rank }
+            candidates = found
+        } else {
+            var byPrimaryKey = Array(found.indices)
+            byPrimaryKey.sort { primaryKeys[$0] < primaryKeys[$1] }
+            if plan.order != nil && !request.sortDescriptors.isEmpty {
+                for (rank, position) in byPrimaryKey.enumerated() { found[position].baseOrder = rank }
+                candidates = found
+            } else {
+                candidates = []
+                candidates.reserveCapacity(found.count + inMemory.inserted.count)
+                for (rank, position) in byPrimaryKey.enumerated() {
+                    var candidate = found[position]
+                    candidate.baseOrder = rank
+                    candidates.append(candidate)
+                }
+            }
         }
+        found = []
         for object in inMemory.inserted {
             candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: candidates.count))
         }
@@ -186,7 +220,15 @@ extension ObjectContext {
         guard !registry.isEmpty else { return (false, [], []) }
         let layout = entity.layout
         var held: [StoredObject] = [], inserted: [StoredObject] = []
-        for object in objectsInOrder where object.entity.layout === layout && !object.isFaultStorage {
+        // A to-many's members (`to-one == owner`): only the objects holding that reference.
+        let candidates: [StoredObject]
+        if case let .compare(property, .equal, .string(reference))? = predicate, let position = property.position,
+           layout.relationships.contains(where: { $0.storagePosition == position }) {
+            candidates = heldReferences(to: reference, entity: layout, position: position)
+        } else {
+            candidates = objectsInOrder
+        }
+        for object in candidates where object.entity.layout === layout && !object.isFaultStorage {
             if object.insertedFlag {
                 if predicate?.evaluate(object.current, layout: layout) ?? true { inserted.append(object) }
             } else if !object.deletedFlag, predicate?.evaluate(object.current, layout: layout) ?? true {

@@ -67,6 +67,7 @@ extension ObjectContext {
             object.current = record.values
             object.deletedFlag = false
             object.conflictCheckMark = false
+            object.membershipChangedFlag = false
         }
         object.ancestorValues = record.values
         object.ancestorVersion = record.version
@@ -89,6 +90,7 @@ extension ObjectContext {
             }
             object.deletedFlag = false
             object.conflictCheckMark = false
+            object.membershipChangedFlag = false
             if !object.isFaultStorage { object.current = object.ancestorValues }
         }
     }
@@ -104,7 +106,7 @@ extension ObjectContext {
     /// ```
     public func reset() {
         checkQueue()
-        forgetAll(reason: "its context '\(name)' was reset()")
+        forgetAll(reason: resetReason)
         temporaryAliases.removeAll()
         temporaryIDOfPermanent.removeAll()
         lastSaveReportStorage = nil

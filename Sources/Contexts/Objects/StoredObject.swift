@@ -67,6 +67,9 @@ public final class StoredObject {
     @exclusivity(unchecked) var insertedFlag = false
     @exclusivity(unchecked) var deletedFlag = false
     @exclusivity(unchecked) var conflictCheckMark = false
+    /// A to-many of this object gained or lost a member since the ancestor: the object is
+    /// updated (its record is written, raising its version) though its values are unchanged.
+    @exclusivity(unchecked) var membershipChangedFlag = false
     /// The caller picked the primary key (`insert(entity:primaryKey:)`): a collision is the
     /// caller's error, not a reason to allocate another key.
     @exclusivity(unchecked) var hasChosenKey = false
@@ -116,10 +119,12 @@ public final class StoredObject {
         set {
             materializeAncestor()
             currentStorage = newValue
+            noteGraphChange()
         }
         _modify {
             materializeAncestor()
             yield &currentStorage
+            noteGraphChange()
         }
     }
 
@@ -139,6 +144,9 @@ public final class StoredObject {
 
     /// Whether the values differ from the ancestor's (absent counting as null): with one
     /// attribute changed, a comparison of that slot alone.
+    /// Whether the object differs from its ancestor: in its values, or in a to-many's members.
+    var hasLocalChanges: Bool { membershipChangedFlag || hasChangedValues }
+
     var hasChangedValues: Bool {
         if let delta = ancestorDelta { return currentStorage[delta.position] != delta.value }
         return currentStorage != ancestorStorage!
@@ -146,7 +154,7 @@ public final class StoredObject {
 
     /// Sets attribute `position` to `value`: the property subscript's path.
     @inline(__always)
-    private func write(_ value: AttributeValue, at position: Int) {
+    func write(_ value: AttributeValue, at position: Int) {
         if let delta = ancestorDelta {
             if delta.position != position { materializeAncestor() }
         } else if let ancestor = ancestorStorage, ancestor.sharesStorage(with: currentStorage) {
@@ -159,6 +167,12 @@ public final class StoredObject {
     }
 
     /// Gives the ancestor a buffer of its own, if it shares the values' (see `ancestorDelta`).
+    /// Values of an object with to-ones changed: its context's held references may be stale.
+    @inline(__always)
+    func noteGraphChange() {
+        if !entity.layout.relationships.isEmpty, case .registered = lifecycle { owner?.graphEpoch &+= 1 }
+    }
+
     private func materializeAncestor() {
         guard let delta = ancestorDelta else { return }
         var ancestor = currentStorage
@@ -225,7 +239,7 @@ public final class StoredObject {
     /// ```
     public var isUpdated: Bool {
         guard isRegisteredChecked() else { return false }
-        return !insertedFlag && !isFaultStorage && hasChangedValues
+        return !insertedFlag && !isFaultStorage && hasLocalChanges
     }
 
     /// Whether the next save would write this object: inserted, deleted or updated.
@@ -266,7 +280,13 @@ public final class StoredObject {
         }
         set {
             checkAccess()
-            write(newValue, at: position(of: property))
+            let position = position(of: property)
+            if position >= entity.layout.declaredAttributes.count {
+                // A to-one's stored reference: both ends change (StoredObject+Relationships.swift).
+                setReference(newValue, at: position)
+            } else {
+                write(newValue, at: position)
+            }
         }
     }
 
@@ -431,7 +451,7 @@ extension StoredObject: CustomStringConvertible {
             var flags: [String] = []
             if insertedFlag { flags.append("inserted") }
             if deletedFlag { flags.append("deleted") }
-            if !insertedFlag && hasChangedValues { flags.append("updated") }
+            if !insertedFlag && hasLocalChanges { flags.append("updated") }
             let state = flags.isEmpty ? "" : " " + flags.joined(separator: ",")
             return "StoredObject(\(storedID)\(state), \(Self.render(current.dictionary(entity.layout))))"
         }

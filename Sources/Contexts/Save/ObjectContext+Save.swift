@@ -44,6 +44,8 @@ extension ObjectContext {
             advanceQueryGeneration()
             return
         }
+        // Before the will-save, which lists the to-many ends this marks as updated.
+        if parent == nil && core.schema.hasRelationships { try prepareRelationshipsForSave() }
         let willSave = postWillSave()
         if parent != nil {
             try saveToParent(&report)
@@ -165,6 +167,7 @@ extension ObjectContext {
                         try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
                     }
                 }
+                if core.schema.hasRelationships { try repairReferences(in: &entries, resolved: round.entryIndices, theirs: round.theirs) }
             }
         }
     }
@@ -227,6 +230,16 @@ extension ObjectContext {
                 }
             }
         }
+        // The members of deleted objects as the store holds them, which this context may not see.
+        if core.schema.hasRelationships {
+            let deletes = entries.indices.filter { entries[$0].isDelete }
+            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries) {
+                try nullifyReferencesToDeleted(in: &entries)
+                batch = StorageBatch()
+                entryOfOperation = []
+                for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
+            }
+        }
         // Before keys are allocated: a duplicate within the save costs the store nothing.
         if core.schema.hasUniquenessConstraints { try checkUniquenessWithinSave(entries) }
         if insertedEntries.isEmpty {
@@ -236,6 +249,7 @@ extension ObjectContext {
             for index in insertedEntries {
                 if let newID = newIDs[ObjectIdentifier(entries[index].object)] { entries[index].id = newID }
             }
+            if core.schema.hasRelationships { resolveTemporaryReferences(in: &entries, insertedEntries: insertedEntries) }
         }
         return entries
     }
@@ -386,6 +400,7 @@ extension ObjectContext {
             let object = entry.object
             let id = entry.id
             object.conflictCheckMark = false
+            object.membershipChangedFlag = false
             deleted.append(contentsOf: entry.retiredRecords.map(\.id))
             switch entry.step {
             case .insert, .update:

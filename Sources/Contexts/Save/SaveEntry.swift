@@ -59,6 +59,9 @@ struct SaveEntry {
     var isConstraintMerge = false
     /// The records the merge deletes in the same commit.
     var retiredRecords: [RetiredRecord] = []
+    /// For a member the save nullifies or cascades because it deletes their owner: the owner's
+    /// entry. Should the policy cancel that delete, the member's entry is cancelled too.
+    var ownerEntry: Int? = nil
 
     init(object: StoredObject, id: ObjectID, step: Step, values: ObjectValues, ancestorVersion: UInt64) {
         self.object = object

@@ -53,6 +53,13 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
         /// ValidationError.Problem.constrainedValuesTooLong(constraint: ["email"], bytes: 600)
         /// ```
         case constrainedValuesTooLong(constraint: [String], bytes: Int)
+        /// The object is deleted but its relationship (named by `attributeName`), whose delete
+        /// rule is `deny`, still has this many destinations.
+        ///
+        /// ```swift
+        /// if case .deleteDenied(let destinations) = error.problem { print(destinations) }
+        /// ```
+        case deleteDenied(destinations: Int)
     }
 
     /// The object whose value is wrong.
@@ -116,6 +123,9 @@ public struct ValidationError: Error, Sendable, Hashable, CustomStringConvertibl
         case let .constrainedValuesTooLong(constraint, bytes):
             what = "the values of the uniqueness constraint [\(constraint.joined(separator: ", "))] encode to "
                 + "\(bytes) bytes, over the \(StorageMapping.maxKeyBytes)-byte limit of a constraint entry"
+        case .deleteDenied(let destinations):
+            what = "the object is deleted but the relationship's delete rule is deny and it has \(destinations) "
+                + (destinations == 1 ? "destination" : "destinations")
         }
         return "\(entityName).\(attributeName) of \(objectID): \(what)"
     }

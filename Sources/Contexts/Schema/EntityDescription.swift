@@ -28,7 +28,14 @@ public struct EntityDescription: Sendable, Hashable {
     /// ```swift
     /// person.attributes.map(\.name)   // ["name", "age", "city"]
     /// ```
-    public var attributes: [AttributeDescription] { layout.attributes }
+    public var attributes: [AttributeDescription] { layout.declaredAttributes }
+
+    /// The relationships, in the order given.
+    ///
+    /// ```swift
+    /// person.relationships.map(\.name)   // ["department"]
+    /// ```
+    public var relationships: [RelationshipDescription] { layout.relationships.map(\.description) }
 
     /// The indexes, each a list of attribute names (one for a single index, more for a compound
     /// one, in that order), as given.
@@ -74,14 +81,27 @@ public struct EntityDescription: Sendable, Hashable {
     ///                              uniquenessConstraints: [["email"]])
     /// ```
     ///
+    /// `relationships` relate the entity to others, each with an inverse on its destination
+    /// (``RelationshipDescription``); a to-one is stored with the object's attributes, so
+    /// ``attributes`` lists only the declared ones.
+    ///
     /// `renamingIdentifier` names the entity as the store knows it, when it was renamed
     /// (``renamingIdentifier``).
     public init(
-        _ name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = [],
-        renamingIdentifier: String? = nil
+        _ name: String, attributes: [AttributeDescription], relationships: [RelationshipDescription] = [], indexes: [[String]] = [],
+        uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil
     ) {
-        layout = EntityLayout(name: name, attributes: attributes, indexes: indexes, uniquenessConstraints: uniquenessConstraints,
-                              renamingIdentifier: renamingIdentifier)
+        layout = EntityLayout(name: name, attributes: attributes, relationships: relationships, indexes: indexes,
+                              uniquenessConstraints: uniquenessConstraints, renamingIdentifier: renamingIdentifier)
+    }
+
+    /// The relationship named `name`, or nil.
+    ///
+    /// ```swift
+    /// person.relationship(named: "department")?.destination   // "Department"
+    /// ```
+    public func relationship(named name: String) -> RelationshipDescription? {
+        layout.relationship(named: name)?.description
     }
 
     /// The attribute named `name`, or nil.
@@ -112,6 +132,7 @@ public struct EntityDescription: Sendable, Hashable {
     /// ```
     public static func == (lhs: EntityDescription, rhs: EntityDescription) -> Bool {
         lhs.layout === rhs.layout || (lhs.layout.name == rhs.layout.name && lhs.layout.attributes == rhs.layout.attributes
+            && lhs.relationships == rhs.relationships
             && lhs.indexes == rhs.indexes && lhs.uniquenessConstraints == rhs.uniquenessConstraints
             && lhs.renamingIdentifier == rhs.renamingIdentifier)
     }
@@ -135,7 +156,13 @@ public struct EntityDescription: Sendable, Hashable {
 /// `Sendable`: immutable after init.
 package final class EntityLayout: Sendable {
     let name: String
+    /// The stored properties by position: the declared attributes, then one optional string
+    /// per to-one relationship (its destination's ID URI: ``RelationshipLayout``).
     let attributes: [AttributeDescription]
+    /// The declared attributes: the first `declaredAttributes.count` positions.
+    let declaredAttributes: [AttributeDescription]
+    /// The relationships, as declared.
+    let relationships: [RelationshipLayout]
     /// The table the entity's records live in (`entity:<name>`).
     let tableName: String
     /// Attribute position by name (the first attribute of a name, should a hand-made entity
@@ -164,10 +191,22 @@ package final class EntityLayout: Sendable {
     /// The entity's name in the recorded schema of a store made before a rename, or nil.
     let renamingIdentifier: String?
 
-    init(name: String, attributes: [AttributeDescription], indexes: [[String]] = [], uniquenessConstraints: [[String]] = [],
-         renamingIdentifier: String? = nil) {
+    init(name: String, attributes declared: [AttributeDescription], relationships: [RelationshipDescription] = [],
+         indexes: [[String]] = [], uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
+        declaredAttributes = declared
+        var attributes = declared
+        var relationshipLayouts: [RelationshipLayout] = []
+        for relationship in relationships {
+            if relationship.isToMany {
+                relationshipLayouts.append(RelationshipLayout(description: relationship, storagePosition: nil))
+            } else {
+                relationshipLayouts.append(RelationshipLayout(description: relationship, storagePosition: attributes.count))
+                attributes.append(AttributeDescription(relationship.name, .string, isOptional: relationship.isOptional))
+            }
+        }
+        self.relationships = relationshipLayouts
         self.attributes = attributes
         tableName = StorageMapping.table(for: name)
         var index: [String: Int] = [:]
@@ -185,7 +224,12 @@ package final class EntityLayout: Sendable {
         defaultValues = ObjectValues(attributes.map(\.defaultValue))
         nullValues = ObjectValues(repeating: .null, count: attributes.count)
         declaredIndexes = indexes
-        let implied = uniquenessConstraints.reduce(into: [[String]]()) { implied, names in
+        var implied = uniquenessConstraints.reduce(into: [[String]]()) { implied, names in
+            if !indexes.contains(names), !implied.contains(names) { implied.append(names) }
+        }
+        // Every to-one gets an index of its own: it finds an owner's to-many members.
+        for relationship in relationshipLayouts where !relationship.isToMany {
+            let names = [relationship.name]
             if !indexes.contains(names), !implied.contains(names) { implied.append(names) }
         }
         self.indexes = (indexes + implied).map { names in
@@ -198,6 +242,11 @@ package final class EntityLayout: Sendable {
     }
 
     var count: Int { attributes.count }
+
+    /// The relationship named `name`, or nil.
+    func relationship(named name: String) -> RelationshipLayout? {
+        relationships.first { $0.name == name }
+    }
 
     /// The position of the attribute named `name`, or nil.
     ///

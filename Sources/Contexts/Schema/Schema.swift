@@ -22,6 +22,8 @@ public struct Schema: Sendable, Hashable {
     let hasIndexes: Bool
     /// Whether any entity declares a uniqueness constraint.
     let hasUniquenessConstraints: Bool
+    /// Whether any entity declares a relationship: a save of a schema without one skips them.
+    let hasRelationships: Bool
 
     /// Builds a schema, checking every entity and attribute.
     ///
@@ -30,8 +32,10 @@ public struct Schema: Sendable, Hashable {
     /// ```
     ///
     /// - Throws: ``SchemaError`` for an invalid or duplicate entity or attribute name, a
-    ///   default value of the wrong type, or an index or uniqueness constraint that names an
-    ///   unknown attribute, none, one twice, or repeats another.
+    ///   default value of the wrong type, an index or uniqueness constraint that names an
+    ///   unknown attribute, none, one twice, or repeats another, or a relationship whose name
+    ///   is taken, whose destination is unknown, whose inverse does not point back, or whose
+    ///   kind is not stored (many-to-many, one-to-one, ordered).
     public init(_ entities: [EntityDescription]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() {
@@ -54,14 +58,24 @@ public struct Schema: Sendable, Hashable {
                         expected: attribute.type, found: attribute.defaultValue)
                 }
             }
+            for relationship in entity.relationships {
+                guard Self.isValidName(relationship.name, maxBytes: Self.maxAttributeNameBytes),
+                      seen.insert(relationship.name).inserted else {
+                    throw SchemaError.invalidRelationshipName(entity: entity.name, relationship: relationship.name)
+                }
+            }
             // Constraints first: each implies an index, whose error would name the wrong thing.
             try Self.checkUniquenessConstraints(of: entity)
             try Self.checkIndexes(of: entity)
+        }
+        for entity in entities {
+            try Self.checkRelationships(of: entity, entities: entities, index: index)
         }
         self.entities = entities
         indexByName = index
         hasIndexes = entities.contains { !$0.layout.indexes.isEmpty }
         hasUniquenessConstraints = entities.contains { !$0.layout.uniquenessConstraints.isEmpty }
+        hasRelationships = entities.contains { !$0.layout.relationships.isEmpty }
     }
 
     /// The entity named `name`, or nil.
@@ -71,6 +85,29 @@ public struct Schema: Sendable, Hashable {
     /// ```
     public func entity(named name: String) -> EntityDescription? {
         indexByName[name].map { entities[$0] }
+    }
+
+    private static func checkRelationships(
+        of entity: EntityDescription, entities: [EntityDescription], index: [String: Int]
+    ) throws(SchemaError) {
+        for relationship in entity.relationships {
+            guard let position = index[relationship.destination] else {
+                throw SchemaError.unknownDestination(
+                    entity: entity.name, relationship: relationship.name, destination: relationship.destination)
+            }
+            guard let inverse = entities[position].relationship(named: relationship.inverse),
+                  inverse.destination == entity.name, inverse.inverse == relationship.name else {
+                throw SchemaError.invalidInverse(entity: entity.name, relationship: relationship.name, inverse: relationship.inverse)
+            }
+            let unsupported: String? = switch (relationship.isToMany, inverse.isToMany) {
+            case (true, true): "many-to-many"
+            case (false, false): "one-to-one"
+            default: relationship.isOrdered ? "an ordered to-many" : nil
+            }
+            if let unsupported {
+                throw SchemaError.unsupportedRelationship(entity: entity.name, relationship: relationship.name, reason: unsupported)
+            }
+        }
     }
 
     private static func checkIndexes(of entity: EntityDescription) throws(SchemaError) {

@@ -78,6 +78,33 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SchemaError.duplicateUniquenessConstraint(entity: "Person", attributes: ["email"])
     /// ```
     case duplicateUniquenessConstraint(entity: String, attributes: [String])
+    /// A relationship's name is not an identifier, or an attribute or another relationship of
+    /// the entity has it.
+    ///
+    /// ```swift
+    /// SchemaError.invalidRelationshipName(entity: "Person", relationship: "name")
+    /// ```
+    case invalidRelationshipName(entity: String, relationship: String)
+    /// A relationship's destination is not an entity of the schema.
+    ///
+    /// ```swift
+    /// SchemaError.unknownDestination(entity: "Person", relationship: "department", destination: "Dept")
+    /// ```
+    case unknownDestination(entity: String, relationship: String, destination: String)
+    /// A relationship's inverse is not a relationship of the destination, or does not point back
+    /// (its destination is another entity, or its own inverse another relationship).
+    ///
+    /// ```swift
+    /// SchemaError.invalidInverse(entity: "Person", relationship: "department", inverse: "staff")
+    /// ```
+    case invalidInverse(entity: String, relationship: String, inverse: String)
+    /// A kind of relationship this version does not store: many-to-many, one-to-one, or an
+    /// ordered to-many. `reason` says which.
+    ///
+    /// ```swift
+    /// SchemaError.unsupportedRelationship(entity: "Post", relationship: "tags", reason: "many-to-many")
+    /// ```
+    case unsupportedRelationship(entity: String, relationship: String, reason: String)
 
     /// What is wrong, naming the entity and attribute.
     ///
@@ -110,6 +137,17 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "distinct attributes, with a table name unique:\(entity):<attributes> of at most 200 bytes"
         case let .duplicateUniquenessConstraint(entity, attributes):
             return "entity \(entity) declares the uniqueness constraint [\(attributes.joined(separator: ", "))] twice"
+        case let .invalidRelationshipName(entity, relationship):
+            return "invalid relationship name \"\(relationship)\" in entity \(entity): use an identifier that no attribute "
+                + "or other relationship of the entity has"
+        case let .unknownDestination(entity, relationship, destination):
+            return "relationship \(entity).\(relationship) points at \"\(destination)\", which is not an entity of the schema"
+        case let .invalidInverse(entity, relationship, inverse):
+            return "relationship \(entity).\(relationship) names the inverse \"\(inverse)\", which is not a relationship of its "
+                + "destination pointing back at \(entity).\(relationship)"
+        case let .unsupportedRelationship(entity, relationship, reason):
+            return "relationship \(entity).\(relationship) is \(reason), which this version does not store; "
+                + "relate entities one-to-many (a to-one with a to-many inverse)"
         }
     }
 }

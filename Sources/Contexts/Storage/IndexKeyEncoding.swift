@@ -139,11 +139,11 @@ package enum IndexKeyEncoding {
     }
 }
 
-extension IndexLayout {
-    /// How many content bytes of a string or bytes value its entries keep: the key (with the
-    /// 8-byte primary key) must fit the engine's key limit, with every content byte escaped.
-    var contentCap: Int {
-        // Counted without a filtered array: every entry key a save writes asks for it.
+extension IndexKeyEncoding {
+    /// How many content bytes of a string or bytes value the entries of an index on attributes
+    /// of `types` keep: the key (with the 8-byte primary key) must fit the engine's key limit,
+    /// with every content byte escaped.
+    static func contentCap(types: [AttributeType]) -> Int {
         var variable = 0
         for type in types where type == .string || type == .bytes { variable += 1 }
         let fixed = (types.count - variable) * 9

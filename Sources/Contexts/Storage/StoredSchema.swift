@@ -54,8 +54,19 @@ package struct StoredSchema: Sendable, Equatable {
         var attributes: [Attribute]
         var indexes: [[String]]
         var uniquenessConstraints: [[String]]
+        /// Absent in records of schemas without relationships (and of builds before them).
+        var relationships: [Relationship]? = nil
         /// Never written; read from schema files.
         var renamingIdentifier: String? = nil
+    }
+
+    private struct Relationship: Codable {
+        var name: String
+        var destination: String
+        var inverse: String
+        var toMany: Bool
+        var deleteRule: String
+        var optional: Bool
     }
 
     private struct Attribute: Codable {
@@ -73,7 +84,12 @@ package struct StoredSchema: Sendable, Equatable {
             Entity(name: entity.name, attributes: entity.attributes.map { attribute in
                 Attribute(name: attribute.name, type: attribute.type.rawValue, optional: attribute.isOptional,
                           defaultValue: attribute.defaultValue == .null ? nil : attribute.defaultValue)
-            }, indexes: entity.indexes, uniquenessConstraints: entity.uniquenessConstraints)
+            }, indexes: entity.indexes, uniquenessConstraints: entity.uniquenessConstraints,
+            relationships: entity.relationships.isEmpty ? nil : entity.relationships.map { relationship in
+                Relationship(name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
+                             toMany: relationship.isToMany, deleteRule: relationship.deleteRule.rawValue,
+                             optional: relationship.isOptional)
+            })
         })
         let encoder = JSONEncoder()
         encoder.outputFormatting = prettyPrinted ? [.sortedKeys, .prettyPrinted] : [.sortedKeys]
@@ -110,7 +126,16 @@ package struct StoredSchema: Sendable, Equatable {
                                                        defaultValue: attribute.defaultValue ?? .null,
                                                        renamingIdentifier: attribute.renamingIdentifier))
             }
-            entities.append(EntityDescription(entity.name, attributes: attributes, indexes: entity.indexes,
+            var relationships: [RelationshipDescription] = []
+            for relationship in entity.relationships ?? [] {
+                guard let rule = RelationshipDescription.DeleteRule(rawValue: relationship.deleteRule) else {
+                    throw corrupt("names an unknown delete rule \"\(relationship.deleteRule)\"")
+                }
+                relationships.append(RelationshipDescription(
+                    relationship.name, destination: relationship.destination, inverse: relationship.inverse,
+                    isToMany: relationship.toMany, deleteRule: rule, isOptional: relationship.optional))
+            }
+            entities.append(EntityDescription(entity.name, attributes: attributes, relationships: relationships, indexes: entity.indexes,
                                               uniquenessConstraints: entity.uniquenessConstraints,
                                               renamingIdentifier: entity.renamingIdentifier))
         }
@@ -146,6 +171,11 @@ package struct StoredSchema: Sendable, Equatable {
             for attribute in entity.attributes.sorted(by: { $0.name < $1.name }) {
                 text += "  \(attribute.name) \(attribute.type) \(attribute.isOptional ? "optional" : "required") "
                     + "default \(ValueCodec.encode(["v": attribute.defaultValue]))\n"
+            }
+            // Only schemas with relationships add lines: the hashes of the others stay as they were.
+            for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
+                text += "  relationship \(relationship.name) \(relationship.isToMany ? "toMany" : "toOne") \(relationship.destination) "
+                    + "inverse \(relationship.inverse) \(relationship.deleteRule.rawValue) \(relationship.isOptional ? "optional" : "required")\n"
             }
         }
         return text

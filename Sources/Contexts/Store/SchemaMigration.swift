@@ -204,7 +204,7 @@ enum SchemaMigration {
             var usedAttributes = Set<String>()
             var sources: [String?] = []
             var fills: [AttributeValue] = []
-            for attribute in entity.attributes {
+            for attribute in entity.layout.attributes {
                 let old = attribute.renamingIdentifier.flatMap { source.attribute(named: $0) } ?? source.attribute(named: attribute.name)
                 guard let old, !usedAttributes.contains(old.name) else {
                     sources.append(nil)
@@ -233,7 +233,7 @@ enum SchemaMigration {
                     fills.append(.null)
                 }
             }
-            for old in source.attributes where !usedAttributes.contains(old.name) {
+            for old in source.layout.attributes where !usedAttributes.contains(old.name) {
                 differences.append(.attributeRemoved(entity: entity.name, attribute: old.name))
             }
             mappings.append(EntityMapping(entity: entity, stored: source, sources: sources, fills: fills,
@@ -264,7 +264,7 @@ enum SchemaMigration {
                 throw ContextError.corruptValue(ObjectID(entityName: mapping.stored.name, primaryKey: primaryKey), error)
             }
             var values = PropertyValues()
-            for (position, attribute) in entity.attributes.enumerated() {
+            for (position, attribute) in entity.layout.attributes.enumerated() {
                 var value = mapping.sources[position].flatMap { storedValues[$0] } ?? .null
                 if value == .null { value = mapping.fills[position] }
                 if value != .null { values[attribute.name] = value }
@@ -306,7 +306,7 @@ enum SchemaMigration {
                 throw ContextError.migrationFailed(id, reason: "\(entity.name).\(name) is of type \(attribute.type), not \(value)")
             }
         }
-        for attribute in entity.attributes where !attribute.isOptional && (values[attribute.name] ?? .null) == .null {
+        for attribute in entity.layout.attributes where !attribute.isOptional && (values[attribute.name] ?? .null) == .null {
             throw ContextError.migrationFailed(id, reason: "\(entity.name).\(attribute.name) is required and has no value")
         }
     }

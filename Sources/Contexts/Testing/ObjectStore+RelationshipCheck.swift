@@ -1,0 +1,46 @@
+import Policies
+
+// A hook for tests: the relationship graph checker. `package`: not public API.
+
+extension ObjectStore {
+    /// What is wrong with the stored graph, read in one view: every stored to-one must name a
+    /// record of its destination entity (none may point at a deleted object). The to-many ends
+    /// are derived from the to-ones, so no member can have an inverse pointing elsewhere; their
+    /// index entries are `indexProblems()`'s to check. Empty when consistent.
+    ///
+    /// ```swift
+    /// #expect(try objects.relationshipProblems() == [])
+    /// ```
+    package func relationshipProblems() throws -> [String] {
+        let view = try coordinator.storage.readView()
+        defer { view.close() }
+        var keysByEntity: [String: Set<UInt64>] = [:]
+        var references: [(source: String, relationship: String, target: ObjectID)] = []
+        for entity in schema.entities {
+            let layout = entity.layout
+            var keys = Set<UInt64>()
+            try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
+                guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+                keys.insert(primaryKey)
+                let values = try ValueCodec.decode(value, layout: layout)
+                for relationship in layout.relationships {
+                    guard let position = relationship.storagePosition, values[position] != .null else { continue }
+                    let source = "\(entity.name) p\(primaryKey)"
+                    guard let target = StoredObject.referencedID(values[position]), !target.isTemporaryID else {
+                        references.append((source, relationship.name, ObjectID(entityName: "", primaryKey: 0)))
+                        continue
+                    }
+                    references.append((source, relationship.name, target))
+                }
+                return true
+            }
+            keysByEntity[entity.name] = keys
+        }
+        return references.compactMap { reference in
+            guard let key = reference.target.primaryKey, keysByEntity[reference.target.entityName]?.contains(key) == true else {
+                return "\(reference.source).\(reference.relationship) points at \(reference.target), which the store does not hold"
+            }
+            return nil
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import Contexts
+import Policies
+import Testing
+
+/// The schema checks every relationship's destination and inverse, with a typed error naming it.
+@Suite("Relationships: schema")
+struct RelationshipSchemaTests {
+    static let department = EntityDescription("Department", attributes: [AttributeDescription("name", .string)], relationships: [
+        RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true),
+    ])
+
+    static func person(_ relationship: RelationshipDescription, attributes: [AttributeDescription] = []) -> EntityDescription {
+        EntityDescription("Person", attributes: attributes, relationships: [relationship])
+    }
+
+    @Test("a one-to-many pair with inverses that point back is accepted, the to-one stored beside the attributes")
+    func validPair() throws {
+        let schema = try Schema([Self.department, Self.person(RelationshipDescription("department", destination: "Department", inverse: "employees"))])
+        let person = try #require(schema.entity(named: "Person"))
+        #expect(person.attributes.isEmpty)
+        #expect(person.relationship(named: "department")?.isToMany == false)
+        #expect(schema.entity(named: "Department")?.relationships.map(\.name) == ["employees"])
+    }
+
+    // Entities are checked in order: the broken one comes first, so its error is the one thrown.
+    @Test("an unknown destination is unknownDestination")
+    func unknownDestination() {
+        #expect(throws: SchemaError.unknownDestination(entity: "Person", relationship: "department", destination: "Dept")) {
+            try Schema([Self.person(RelationshipDescription("department", destination: "Dept", inverse: "employees")), Self.department])
+        }
+    }
+
+    @Test("a missing inverse, or one that points elsewhere, is invalidInverse")
+    func invalidInverse() {
+        #expect(throws: SchemaError.invalidInverse(entity: "Person", relationship: "department", inverse: "staff")) {
+            try Schema([Self.person(RelationshipDescription("department", destination: "Department", inverse: "staff")), Self.department])
+        }
+        // Department.employees names "department" as its inverse, but Person's relationship is "dept".
+        #expect(throws: SchemaError.invalidInverse(entity: "Department", relationship: "employees", inverse: "department")) {
+            try Schema([Self.department, Self.person(RelationshipDescription("dept", destination: "Department", inverse: "employees"))])
+        }
+    }
+
+    @Test("a relationship named like an attribute, or not an identifier, is invalidRelationshipName")
+    func nameTaken() {
+        #expect(throws: SchemaError.invalidRelationshipName(entity: "Person", relationship: "department")) {
+            try Schema([Self.department, Self.person(RelationshipDescription("department", destination: "Department", inverse: "employees"),
+                                                     attributes: [AttributeDescription("department", .string)])])
+        }
+        #expect(throws: SchemaError.invalidRelationshipName(entity: "Person", relationship: "my-dept")) {
+            try Schema([Self.department, Self.person(RelationshipDescription("my-dept", destination: "Department", inverse: "employees"))])
+        }
+    }
+
+    @Test("many-to-many, one-to-one and ordered to-many are refused with unsupportedRelationship")
+    func unsupportedKinds() {
+        let tags = EntityDescription("Tag", attributes: [], relationships: [
+            RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true),
+        ])
+        let posts = EntityDescription("Post", attributes: [], relationships: [
+            RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true),
+        ])
+        #expect(throws: SchemaError.unsupportedRelationship(entity: "Tag", relationship: "posts", reason: "many-to-many")) {
+            try Schema([tags, posts])
+        }
+        let husband = EntityDescription("A", attributes: [], relationships: [RelationshipDescription("b", destination: "B", inverse: "a")])
+        let wife = EntityDescription("B", attributes: [], relationships: [RelationshipDescription("a", destination: "A", inverse: "b")])
+        #expect(throws: SchemaError.unsupportedRelationship(entity: "A", relationship: "b", reason: "one-to-one")) {
+            try Schema([husband, wife])
+        }
+        let ordered = EntityDescription("Department", attributes: [], relationships: [
+            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true, isOrdered: true),
+        ])
+        #expect(throws: SchemaError.unsupportedRelationship(entity: "Department", relationship: "employees", reason: "an ordered to-many")) {
+            try Schema([ordered, Self.person(RelationshipDescription("department", destination: "Department", inverse: "employees"))])
+        }
+    }
+
+    @Test("a store records its relationships and reopens with the same schema, without a migration")
+    func recordedAndReopened() throws {
+        try withOrgStore { store in
+            let org = try store.seedOrg()
+            store.objects.close()
+            let reopened = try ObjectStore(directory: store.directory.path, schema: OrgModel.schema())
+            defer { reopened.close() }
+            let context = reopened.newBackgroundContext(name: "again")
+            try context.performAndWait {
+                let ann = try context.existingObject(with: org.ann)
+                #expect(ann.destination(of: "department")?.objectID == org.eng)
+            }
+        }
+    }
+}
