@@ -1,14 +1,15 @@
 # Cairn: every entry point installs what it needs on a fresh Debian machine.
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
-APT_PACKAGES := liblmdb-dev libsqlite3-dev pkg-config strace
+APT_PACKAGES := liblmdb-dev libsqlite3-dev pkg-config strace etcd-server
 
 .PHONY: deps build test demo bench clean
 
 # liblmdb-dev (and pkg-config, which SwiftPM uses to find it) when missing; strace for the
-# test that counts ingest's write calls.
+# test that counts ingest's write calls; etcd-server for the etcd backend's tests, which start
+# their own loopback cluster (the package's etcd service is not used).
 deps:
-	@if ! (command -v pkg-config >/dev/null 2>&1 && pkg-config --exists lmdb sqlite3 && command -v strace >/dev/null 2>&1); then \
+	@if ! (command -v pkg-config >/dev/null 2>&1 && pkg-config --exists lmdb sqlite3 && command -v strace >/dev/null 2>&1 && command -v etcd >/dev/null 2>&1); then \
 		echo "installing $(APT_PACKAGES)"; \
 		$(SUDO) apt-get update -qq && $(SUDO) DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(APT_PACKAGES); \
 	fi

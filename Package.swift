@@ -8,6 +8,8 @@ let package = Package(
         .library(name: "Policies", targets: ["Policies"]),
         .library(name: "Contexts", targets: ["Contexts"]),
         .library(name: "KeyValueQueue", targets: ["KeyValueQueue"]),
+        // The object layer's second backend: an etcd v3 cluster through its JSON gateway.
+        .library(name: "EtcdStorage", targets: ["EtcdStorage"]),
         // The scenario-file parser, a product so that the fuzz package (Fuzz/) can link it.
         .library(name: "ScenarioFormat", targets: ["ScenarioFormat"]),
         .executable(name: "cairn", targets: ["cairn"]),
@@ -27,13 +29,16 @@ let package = Package(
         .target(name: "Policies"),
         // The object layer. Only its Storage/ folder sees KVEngine (Docs/Architecture.md).
         .target(name: "Contexts", dependencies: ["KVEngine", "Policies", "Locking"]),
+        // The object layer on etcd v3 (Docs/Etcd.md): implements the Contexts storage seam with
+        // Foundation's networking; Contexts itself never sees it.
+        .target(name: "EtcdStorage", dependencies: ["Contexts", "Locking"]),
         // The FMDB-style serial queue over the raw key-value store: the engine, and Policies for
         // its whole-value merge policies.
         .target(name: "KeyValueQueue", dependencies: ["KVEngine", "Policies", "Locking"]),
         // Merge-scenario files (JSON) read into checked values; `cairn scenario` runs them.
         // Needs Contexts only for the schema types (Schema, EntityDescription, AttributeType).
         .target(name: "ScenarioFormat", dependencies: ["Contexts", "Policies"]),
-        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "ScenarioFormat", "Locking"]),
+        .executableTarget(name: "cairn", dependencies: ["KVEngine", "Policies", "Contexts", "EtcdStorage", "ScenarioFormat", "Locking"]),
         // The benchmark lives outside the library targets; SQLite is a bench-only peer.
         .systemLibrary(
             name: "CSQLite",
@@ -42,20 +47,23 @@ let package = Package(
         ),
         .executableTarget(
             name: "cairn-bench",
-            dependencies: ["KVEngine", "Policies", "Contexts", "CLMDB", "CSQLite"]
+            dependencies: ["KVEngine", "Policies", "Contexts", "EtcdStorage", "CairnTestSupport", "CLMDB", "CSQLite"]
         ),
-        // Fault-injecting file system, temporary directories, seeded randomness.
-        .target(name: "CairnTestSupport", dependencies: ["KVEngine", "Locking"]),
+        // Fault-injecting file system, temporary directories, seeded randomness, a loopback etcd cluster.
+        .target(name: "CairnTestSupport", dependencies: ["KVEngine", "EtcdStorage", "Locking"]),
         .testTarget(name: "KVEngineTests", dependencies: ["KVEngine", "Locking", "CairnTestSupport"]),
         .testTarget(name: "PoliciesTests", dependencies: ["Policies"]),
         .testTarget(name: "ScenarioFormatTests", dependencies: ["ScenarioFormat", "Contexts", "Policies"]),
-        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
+        .testTarget(name: "ContextsTests", dependencies: ["Contexts", "EtcdStorage", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport", "Locking"]),
+        // The etcd backend's client, limits, failures and multi-process behaviour, on a
+        // 3-member loopback cluster the tests start (CairnTestSupport's EtcdCluster).
+        .testTarget(name: "EtcdTests", dependencies: ["EtcdStorage", "Contexts", "Policies", "CairnTestSupport", "Locking"]),
         // The typed-model API (Sources/Contexts/Typed) and the classic patterns ported to it.
         .testTarget(name: "TypedModelTests", dependencies: ["Contexts", "KeyValueQueue", "KVEngine", "Policies", "CairnTestSupport"]),
         .testTarget(
             name: "CairnToolTests",
             // Contexts and Policies only to make object stores for `cairn fetch` and `dump`.
-            dependencies: ["KVEngine", "Contexts", "Policies", "CairnTestSupport", "Locking"],
+            dependencies: ["KVEngine", "Contexts", "EtcdStorage", "Policies", "CairnTestSupport", "Locking"],
             resources: [.copy("Scenarios")]
         ),
         // Short versions of the reliability suites (kill -9, power loss, I/O errors, corruption,

@@ -34,6 +34,11 @@ public struct TemporaryDirectory: Sendable {
         path = String(cString: made)
     }
 
+    /// An existing directory, to remove later.
+    init(existing path: String) {
+        self.path = path
+    }
+
     /// Removes the directory and its contents.
     public func remove() {
         _ = removeTree(path)

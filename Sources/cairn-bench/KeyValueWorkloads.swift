@@ -35,6 +35,8 @@ struct Sizes {
     /// Departments of relationship-traverse (10 employees each), and dependents of relationship-cascade.
     var traverseDepartments: Int = 1_000
     var cascadeDependents: Int = 10_000
+    /// One-object saves per round of the etcd workloads (each is a raft commit).
+    var etcdSaves: Int = 1_000
 
     static let full = Sizes(commits: 20_000, records: 1_000_000, reads: 1_000_000, recoverMegabytes: 256, rounds: 3, shortRounds: 9,
                             sweepCommits: 4_000, contextSaveObjects: 10_000, contextFetchObjects: 100_000, conflictObjects: 1_000,
@@ -44,7 +46,8 @@ struct Sizes {
                              sweepCommits: 120, contextSaveObjects: 500, contextFetchObjects: 2_000, conflictObjects: 100,
                              indexedObjects: 20_000, growthSmallObjects: 2_000, indexedLookups: 200, indexedQueries: 50,
                              readerRecords: 2_000, notificationSaves: 20,
-                             relationshipMembers: 1_000, relationshipSaves: 10, traverseDepartments: 50, cascadeDependents: 200)
+                             relationshipMembers: 1_000, relationshipSaves: 10, traverseDepartments: 50, cascadeDependents: 200,
+                             etcdSaves: 30)
 }
 
 enum KeyValueWorkloads {

@@ -9,7 +9,7 @@ enum WorkloadCatalog {
                         "context-save", "context-fetch", "conflict-save",
                         "fetch-indexed", "fetch-sorted-limit", "count-indexed", "growth", "context-save-indexed",
                         "reader-process", "writer-readers", "notification-latency",
-                        "relationship-add-member", "relationship-traverse", "relationship-cascade"]
+                        "relationship-add-member", "relationship-traverse", "relationship-cascade", "etcd-save-1", "etcd-save-3"]
 
     static func all(_ sizes: Sizes) -> [Workload] {
         var workloads: [Workload] = []
@@ -87,6 +87,16 @@ enum WorkloadCatalog {
             try HistoryWorkloads.notificationLatency(saves: sizes.notificationSaves, log: log)
         })
         workloads += relationshipWorkloads(sizes)
+        for members in [1, 3] {
+            workloads.append(Workload(name: "etcd-save-\(members)") { log in
+                let cluster = try EtcdWorkloads.startCluster(members: members)
+                defer { cluster.stop() }
+                return try runWorkload(name: "etcd-save-\(members)", unit: "saves/s", rounds: sizes.rounds,
+                                       contenders: try EtcdWorkloads.saves(cluster, count: sizes.etcdSaves),
+                                       notes: ["\(sizes.etcdSaves) one-object saves (change one attribute, save with the version check) on a \(members)-member loopback etcd cluster; etcd-gateway: the same conditional txns from a minimal client"],
+                                       log: log)
+            })
+        }
         return workloads
     }
 

@@ -1,3 +1,4 @@
+import Contexts
 import KVEngine
 import Locking
 #if canImport(Glibc)
@@ -55,21 +56,35 @@ enum IngestCommand {
         // Four text bytes per byte (\xHH) for the largest commit the log takes, and a tab.
         let maxLine = try arguments.integer("max-line", default: defaultMaxLine, in: 1...(4 << 30) + 4 * 511 + 1)
         let table = try KeyValueCommands.table(arguments)
-        let store = try StoreAccess.openOrCreate(arguments.positionals[0])
-        defer { store.close() }
+        let commit: @Sendable (_ key: [UInt8], _ value: [UInt8]) throws -> Void
+        let close: () -> Void
+        if let records = try EtcdRecords.open(arguments.positionals[0]) {
+            // On etcd a line is acknowledged once the cluster has its txn: on a majority's disks.
+            commit = { key, value in
+                do throws(StorageError) { try records.put(value, forKey: key, in: table) } catch { throw CommandError.failed(error.message) }
+            }
+            close = records.close
+        } else {
+            let store = try StoreAccess.openOrCreate(arguments.positionals[0])
+            commit = { key, value in
+                var batch = WriteBatch()
+                batch.put(value, forKey: key, in: table)
+                try store.commit(batch, durability: .full)
+            }
+            close = store.close
+        }
+        defer { close() }
 
         let queue = WorkQueue<Line>(capacity: writers * 64, byteLimit: queuedBytesLimit)
-        let firstFailure = ConditionLock<KVError?>(nil)
+        let firstFailure = ConditionLock<(any Error)?>(nil)
         // The `ok` lines leave through one thread, so that a writer goes from one commit to
         // the next without waiting for output (AcknowledgementWriter).
         let acknowledgements = AcknowledgementWriter(.output)
         let report = IngestReport(acknowledgements: acknowledgements)
         let threads = ThreadGroup(count: writers) { _ in
             while let line = queue.pop() {
-                var batch = WriteBatch()
-                batch.put(line.value, forKey: line.key, in: table)
-                do throws(KVError) {
-                    try store.commit(batch, durability: .full)
+                do {
+                    try commit(line.key, line.value)
                 } catch {
                     firstFailure.withLock { if $0 == nil { $0 = error } }
                     queue.cancel()

@@ -1,3 +1,5 @@
+import Contexts
+import EtcdStorage
 import KVEngine
 
 /// `put`, `get`, `delete`, `scan`, `dump` and `ingest`: reading and writing records.
@@ -37,6 +39,11 @@ enum KeyValueCommands {
         let key = try key(arguments.positionals[1])
         let value = try KeyText.decode(arguments.positionals[2], as: "VALUE")
         let tableName = try table(arguments)
+        if let records = try EtcdRecords.open(path) {
+            defer { records.close() }
+            try EtcdRecords.run { try records.put(value, forKey: key, in: tableName) }
+            return .success
+        }
         let store = try StoreAccess.openOrCreate(path)
         defer { store.close() }
         var batch = WriteBatch()
@@ -55,17 +62,24 @@ enum KeyValueCommands {
         let path = arguments.positionals[0]
         let key = try key(arguments.positionals[1])
         let tableName = try table(arguments)
-        let store = try StoreAccess.openForReading(path)
-        defer { store.close() }
-        let snapshot = try store.snapshot()
-        defer { snapshot.close() }
-        guard let record = try snapshot.get(key, in: tableName) else {
+        let found: [UInt8]?
+        if let records = try EtcdRecords.open(path) {
+            defer { records.close() }
+            found = try EtcdRecords.run { try records.get(key, in: tableName) }
+        } else {
+            let store = try StoreAccess.openForReading(path)
+            defer { store.close() }
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            found = try snapshot.get(key, in: tableName)?.value
+        }
+        guard let value = found else {
             throw CommandError.notFound("no record under key \(KeyText.encode(key)) in table \(tableName)")
         }
         if arguments.flag("raw") {
-            record.value.withUnsafeBytes { StandardStream.output.write($0) }
+            value.withUnsafeBytes { StandardStream.output.write($0) }
         } else {
-            StandardStream.output.write(KeyText.encode(record.value) + "\n")
+            StandardStream.output.write(KeyText.encode(value) + "\n")
         }
         return .success
     }
@@ -80,6 +94,11 @@ enum KeyValueCommands {
         let path = arguments.positionals[0]
         let key = try key(arguments.positionals[1])
         let tableName = try table(arguments)
+        if let records = try EtcdRecords.open(path) {
+            defer { records.close() }
+            try EtcdRecords.run { try records.delete(key, in: tableName) }
+            return .success
+        }
         let store = try StoreAccess.openExisting(path)
         defer { store.close() }
         var batch = WriteBatch()
@@ -155,6 +174,21 @@ enum KeyValueCommands {
     /// default table is there for every store, written to or not).
     private static func printRecords(path: String, table: String, named: Bool, prefix: [UInt8]?, reverse: Bool,
                                      limit: Int?, skipCorrupt: Bool) throws -> ExitStatus {
+        if let records = try EtcdRecords.open(path) {
+            defer { records.close() }
+            var output = OutputBuffer(.output)
+            defer { output.flush() }
+            var printed = 0
+            guard limit != 0 else { return .success }
+            try EtcdRecords.run {
+                try records.forEach(in: table, prefix: prefix, reverse: reverse) { key, value in
+                    output.append(KeyText.encode(key) + "\t" + KeyText.encode(value) + "\n")
+                    printed += 1
+                    return limit.map { printed < $0 } ?? true
+                }
+            }
+            return .success
+        }
         let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
@@ -199,5 +233,24 @@ enum KeyValueCommands {
             return .storeProblem
         }
         return .success
+    }
+}
+
+/// The key-value commands on an `etcd://` STORE: the same tables on the cluster (a table there
+/// needs no creating, so an unwritten one reads as empty).
+enum EtcdRecords {
+    /// The store at `path` when it is an etcd URL; nil for a directory.
+    static func open(_ path: String) throws(CommandError) -> EtcdKeyValueStore? {
+        guard EtcdConfiguration.isURL(path) else { return nil }
+        do { return EtcdKeyValueStore(try EtcdConfiguration(url: path)) } catch {
+            throw CommandError.usage(error.description)
+        }
+    }
+
+    /// Runs `body`, a storage failure becoming the command's failure with its message.
+    static func run<Result>(_ body: () throws -> Result) throws -> Result {
+        do { return try body() } catch let error as StorageError {
+            throw CommandError.failed(error.message)
+        }
     }
 }

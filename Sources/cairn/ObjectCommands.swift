@@ -1,4 +1,5 @@
 import Contexts
+import EtcdStorage
 import Foundation
 import KVEngine
 import Policies
@@ -131,7 +132,9 @@ enum ObjectCommands {
         }
         let objects: ObjectStore
         do {
-            objects = try openForReading(path, schema: schema)
+            objects = try EtcdConfiguration.isURL(path)
+                ? ObjectStore(location: path, schema: schema, options: progressOptions())
+                : openForReading(path, schema: schema)
         } catch {
             throw CommandError.failed("cannot open \(StoreAccess.shown(path)): \(error)")
         }
@@ -165,6 +168,9 @@ enum ObjectCommands {
     /// (the caller prints raw records).
     static func dumpObjectTable(path: String, table: String) throws -> ExitStatus? {
         guard table.hasPrefix("entity:") else { return nil }
+        if EtcdConfiguration.isURL(path) {
+            throw CommandError.usage("on etcd, print an object table with 'cairn fetch STORE \(table.dropFirst("entity:".count)) --json'")
+        }
         let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()
@@ -192,6 +198,14 @@ enum ObjectCommands {
 
     /// The schema the store at `path` recorded.
     static func recordedSchema(_ path: String) throws -> Schema {
+        if EtcdConfiguration.isURL(path) {
+            let bytes: [UInt8]?
+            do { bytes = try EtcdConfiguration(url: path).recordedSchemaBytes() } catch {
+                throw CommandError.failed("cannot read \(path): \(error)")
+            }
+            guard let bytes else { throw CommandError.failed("\(path) has no recorded schema: it holds no objects") }
+            return try decodeSchema(bytes, path: path)
+        }
         let store = try StoreAccess.openForReading(path)
         defer { store.close() }
         let snapshot = try store.snapshot()

@@ -1,3 +1,4 @@
+import EtcdStorage
 import Foundation
 import Policies
 import ScenarioFormat
@@ -11,6 +12,7 @@ enum ScenarioCommand {
         options: [
             .value("policy", "NAME", "Run under this policy only, or under every built-in one: all (the default)."),
             .flag("json", "Print one JSON object with every run's steps and final state instead of the table."),
+            .value("store", "URL", "Run on etcd at etcd://HOST:PORT[,HOST:PORT...]/PREFIX, each policy under a fresh prefix below PREFIX (left in place), instead of a temporary directory."),
         ],
         discussion: """
             FILE is JSON that scripts a few contexts against one fresh store: "name", an
@@ -48,9 +50,17 @@ enum ScenarioCommand {
             StandardStream.error.write("cairn scenario: \(StoreAccess.shown(path)): \(error)\n")
             return .usage
         }
+        let location: ScenarioRunner.Location
+        if let url = arguments.value("store") {
+            do { location = .etcd(try EtcdConfiguration(url: url)) } catch {
+                throw CommandError.usage("--store: \(error)")
+            }
+        } else {
+            location = .temporaryDirectory
+        }
         let results: [ScenarioResult]
         do {
-            results = try ScenarioRuns.run(scenario, under: policies)
+            results = try ScenarioRuns.run(scenario, under: policies, on: location)
         } catch {
             StandardStream.error.write("cairn scenario: \(path): store error: \(error)\n")
             return .scenarioStoreError
@@ -120,9 +130,11 @@ enum ScenarioRuns {
     }
 
     /// One run per policy, each on its own fresh store.
-    static func run(_ scenario: Scenario, under policies: [any MergePolicy]) throws(ScenarioStoreError) -> [ScenarioResult] {
+    static func run(
+        _ scenario: Scenario, under policies: [any MergePolicy], on location: ScenarioRunner.Location = .temporaryDirectory
+    ) throws(ScenarioStoreError) -> [ScenarioResult] {
         var results: [ScenarioResult] = []
-        for policy in policies { results.append(try ScenarioRunner.run(scenario, policy: policy)) }
+        for policy in policies { results.append(try ScenarioRunner.run(scenario, policy: policy, on: location)) }
         return results
     }
 

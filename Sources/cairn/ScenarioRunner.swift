@@ -1,4 +1,5 @@
 import Contexts
+import EtcdStorage
 import Foundation
 import KVEngine
 import Policies
@@ -118,13 +119,21 @@ final class ScenarioRunner {
         self.objects = objects
     }
 
-    /// Runs `scenario` under `policy` on a fresh store in a temporary directory, removed after.
+    /// Where each run's fresh store is.
+    enum Location {
+        /// A temporary directory, removed after the run.
+        case temporaryDirectory
+        /// A fresh prefix `<PREFIX>/scenario-<UUID>-<policy>` on this etcd cluster.
+        case etcd(EtcdConfiguration)
+    }
+
+    /// Runs `scenario` under `policy` on a fresh store at `location`.
     ///
     /// Throws `ScenarioStoreError` when the store cannot be created, seeded or read; a step
     /// that fails is an outcome, not an error.
-    static func run(_ scenario: Scenario, policy: any MergePolicy) throws(ScenarioStoreError) -> ScenarioResult {
-        let directory = try ScratchDirectory(purpose: "scenario")
-        defer { directory.remove() }
+    static func run(_ scenario: Scenario, policy: any MergePolicy, on location: Location = .temporaryDirectory) throws(ScenarioStoreError) -> ScenarioResult {
+        var directory: ScratchDirectory? = nil
+        defer { directory?.remove() }
         var options = ObjectStore.Options()
         // A scratch store that is removed at the end: no need to wait for fdatasync.
         options.saveDurability = .normal
@@ -136,10 +145,22 @@ final class ScenarioRunner {
             FileHandle.standardError.write(Data("cairn: index \(progress)\n".utf8))
         }
         let objects: ObjectStore
-        do {
-            objects = try ObjectStore(directory: directory.path, schema: scenario.schema, options: options)
-        } catch {
-            throw ScenarioStoreError("cannot create a store in \(directory.path): \(error)")
+        switch location {
+        case .temporaryDirectory:
+            let made = try ScratchDirectory(purpose: "scenario")
+            directory = made
+            do {
+                objects = try ObjectStore(directory: made.path, schema: scenario.schema, options: options)
+            } catch {
+                throw ScenarioStoreError("cannot create a store in \(made.path): \(error)")
+            }
+        case .etcd(var cluster):
+            cluster.prefix += "/scenario-\(UUID().uuidString)-\(policy.name)"
+            do {
+                objects = try ObjectStore(etcd: cluster, schema: scenario.schema, options: options)
+            } catch {
+                throw ScenarioStoreError("cannot open a store at \(cluster.url): \(error)")
+            }
         }
         defer { objects.close() }
         let runner = ScenarioRunner(scenario: scenario, policy: policy, objects: objects)

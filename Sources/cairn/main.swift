@@ -18,6 +18,7 @@ let tool = CommandLineTool(groups: [
     KeyValueCommands.group,
     AdminCommands.group,
     ObjectCommands.group,
+    CommandGroup(title: "Editing objects", commands: [UpdateCommand.command]),
     CommandGroup(title: "Merge policies", commands: [ScenarioCommand.command, PoliciesCommand.command]),
     CommandGroup(title: "Demonstration", commands: [DemoCommand.command]),
     CommandGroup(title: "About", commands: [VersionCommand.command]),

@@ -64,7 +64,7 @@ final class TestStore: Sendable {
         options.storeOptions.durability = .normal
         options.storeOptions.mapSize = 256 << 20
         configure(&options)
-        objects = try ObjectStore(directory: directory.path, schema: schema, options: options)
+        objects = try TestBackend.current.open(directory: directory.path, schema: schema, options: options)
     }
 
     func close() {

@@ -129,7 +129,7 @@ extension ObjectContext {
         }
     }
 
-    private func mergeAutomatically(_ note: ContextDidSaveNotification, prefetched: ObjectIDTable<BaseState?>) {
+    func mergeAutomatically(_ note: ContextDidSaveNotification, prefetched: ObjectIDTable<BaseState?>) {
         do {
             try merge(note, prefetched: prefetched)
             lastAutomaticMergeErrorStorage = nil

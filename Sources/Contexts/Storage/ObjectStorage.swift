@@ -177,4 +177,9 @@ package struct StorageCommitNotice: Sendable {
     package let version: UInt64
     /// The keys it put or deleted, in batch order.
     package let writtenKeys: [StorageKey]
+
+    package init(version: UInt64, writtenKeys: [StorageKey]) {
+        self.version = version
+        self.writtenKeys = writtenKeys
+    }
 }

@@ -31,6 +31,14 @@ public struct StorageError: Error, Sendable, Equatable, CustomStringConvertible 
         case readViewExpired(version: UInt64)
         /// The read view was closed before this read.
         case readViewClosed
+        /// A save exceeds a limit of the backend's own (etcd's `--max-txn-ops`, named in
+        /// `limit`): `size` against `maximum`, in the limit's unit. Nothing was written.
+        case limitExceeded(limit: String, size: Int, maximum: Int)
+        /// No member of a networked backend answered within its deadline.
+        case unreachable
+        /// A commit was sent, no reply came, and the backend could not be asked afterwards
+        /// whether it was applied: it may or may not have been.
+        case outcomeUnknown
         /// Commit conditions the object layer did not expect to fail (a store changed under a
         /// key allocation more often than it retries).
         case conditionsFailed

@@ -24,11 +24,12 @@
 // Entity names are identifiers, so they can never contain the ':' that separates the prefixes.
 // The record version the store keeps per key is the object's version.
 
-/// Tables, keys and primary keys: the one place that knows how objects are laid out in a store.
-enum StorageMapping {
-    static let sequenceTable = "meta:sequences"
+/// Tables, keys and primary keys: the one place that knows how objects are laid out in a store
+/// (`package`: the etcd backend's key allocator uses the same sequence records).
+package enum StorageMapping {
+    package static let sequenceTable = "meta:sequences"
 
-    static func table(for entityName: String) -> String { "entity:" + entityName }
+    package static func table(for entityName: String) -> String { "entity:" + entityName }
 
     static let indexListTable = "meta:indexes"
 
@@ -52,7 +53,7 @@ enum StorageMapping {
     /// The longest key the engine stores (LMDB's limit): index entries are kept under it.
     static let maxKeyBytes = 511
 
-    static func key(for primaryKey: UInt64) -> [UInt8] {
+    package static func key(for primaryKey: UInt64) -> [UInt8] {
         // An array literal: the compiler allocates it with its type known (the generic copy
         // of the integer's bytes cost more than the allocation, once per object saved).
         [UInt8(truncatingIfNeeded: primaryKey >> 56), UInt8(truncatingIfNeeded: primaryKey >> 48),
@@ -62,7 +63,7 @@ enum StorageMapping {
     }
 
     /// The primary key of a stored key, nil when it is not 8 bytes (not ours).
-    static func primaryKey(of key: [UInt8]) -> UInt64? {
+    package static func primaryKey(of key: [UInt8]) -> UInt64? {
         guard key.count == 8 else { return nil }
         return key.reduce(0) { ($0 << 8) | UInt64($1) }
     }

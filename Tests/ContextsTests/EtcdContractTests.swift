@@ -1,0 +1,79 @@
+import Policies
+import Testing
+
+/// The merge-semantics contract's suites again, each test function called as it is on the
+/// local engine but with ``TestStore`` on a fresh prefix of the loopback etcd cluster: the
+/// same contexts and policies must give the same results on either backend.
+///
+/// Left on the engine alone: `SaveContractTests.boundedRetries`, whose policy writes behind the
+/// save's back through the engine store itself (the etcd equivalent, two stores racing on one
+/// prefix, is in EtcdTests).
+@Suite("Contract on etcd")
+struct EtcdContractTests {
+    @Test("update here, update in the store: each row under each policy", arguments: policyNames)
+    func updateUpdateRows(policyName: String) throws {
+        try TestBackend.$current.withValue(.etcd) {
+            for row in UpdateUpdateTableTests.Row.allCases {
+                try UpdateUpdateTableTests().row(policyName: policyName, row: row)
+            }
+        }
+    }
+
+    @Test("update here, update in the store: the docs' example and rollback")
+    func updateUpdateExamples() throws {
+        try TestBackend.$current.withValue(.etcd) {
+            try UpdateUpdateTableTests().rollbackHoldsTheirs()
+        }
+    }
+
+    @Test("deletions: each row under each policy", arguments: policyNames)
+    func deletionRows(policyName: String) throws {
+        try TestBackend.$current.withValue(.etcd) {
+            for row in DeletionTableTests.Row.allCases {
+                try DeletionTableTests().row(row: row, policyName: policyName)
+            }
+        }
+    }
+
+    @Test("the save contract", arguments: SaveContractCase.allCases)
+    func saveContract(_ which: SaveContractCase) throws {
+        try TestBackend.$current.withValue(.etcd) {
+            let tests = SaveContractTests()
+            switch which {
+            case .rollbackSavesTheOthers: try tests.rollbackSavesTheOthers()
+            case .ancestorAfterSave: try tests.ancestorAfterSave()
+            case .errorPolicyError: try tests.errorPolicyError()
+            case .atomicity: try tests.atomicity()
+            case .reinsertKeepsID: try tests.reinsertKeepsID()
+            case .throwingPolicy: try tests.throwingPolicy()
+            case .miscountingPolicy: try tests.miscountingPolicy()
+            case .policyWritesAreValidated: try tests.policyWritesAreValidated()
+            case .policyChangesBetweenSaves: try tests.policyChangesBetweenSaves()
+            case .customPolicies: try tests.customPolicies()
+            case .chosenKeyInUse: try tests.chosenKeyInUse()
+            case .mixedSaves: try tests.mixedSavesWriteWhatEachObjectHolds()
+            case .emptySave: try tests.emptySave()
+            case .reinsertVersion: try ReinsertVersionTests().versionContinuesAfterReinsert()
+            }
+        }
+    }
+
+    @Test("ancestors and deltas", arguments: [UInt64(1), 2])
+    func ancestorDeltas(seed: UInt64) throws {
+        try TestBackend.$current.withValue(.etcd) {
+            let tests = AncestorDeltaTests()
+            try tests.randomEditsSavesRollbacksAndRefreshesReportWhatACopyWould(seed: seed)
+            if seed == 1 {
+                try tests.aConflictAfterOneChangeReportsTheValuesReadAsTheAncestor()
+                try tests.replacingOrMergingTheValuesAfterOneChangeKeepsTheAncestor()
+                try tests.valuesTakenBeforeAChangeKeepWhatTheyHeld()
+            }
+        }
+    }
+
+    enum SaveContractCase: String, CaseIterable, Sendable {
+        case rollbackSavesTheOthers, ancestorAfterSave, errorPolicyError, atomicity, reinsertKeepsID
+        case throwingPolicy, miscountingPolicy, policyWritesAreValidated, policyChangesBetweenSaves
+        case customPolicies, chosenKeyInUse, mixedSaves, emptySave, reinsertVersion
+    }
+}
