@@ -51,13 +51,14 @@ ASAN_SCRATCH ?= .build/asan
 FUZZ_SECONDS ?= 60
 
 # The reliability suites at full size (`make test` runs their short versions): kill -9 loop,
-# power loss, I/O errors, corruption, isolation history, resource limits. Their counts and
+# power loss, I/O errors, corruption, isolation history, resource limits, and the reader
+# processes beside killed writers (ReaderProcessTests). Their counts and
 # seeds are collected in $(RELIABILITY_SCRATCH)/torture-report.txt.
 torture: deps
 	$(SWIFT) build --build-tests --scratch-path $(RELIABILITY_SCRATCH)
 	rm -f $(RELIABILITY_SCRATCH)/torture-report.txt
 	CAIRN_TORTURE=1 CAIRN_RELIABILITY_LOG=$(abspath $(RELIABILITY_SCRATCH))/torture-report.txt \
-		$(SWIFT) test --skip-build --scratch-path $(RELIABILITY_SCRATCH) --filter ReliabilityTests
+		$(SWIFT) test --skip-build --scratch-path $(RELIABILITY_SCRATCH) --filter 'ReliabilityTests|ReaderProcessTests'
 	@echo "---- torture report ----"; cat $(RELIABILITY_SCRATCH)/torture-report.txt
 
 # libFuzzer targets (Fuzz/, a package of its own) under AddressSanitizer, FUZZ_SECONDS each.

@@ -8,6 +8,8 @@
 /// 2.5M instructions for a batch of 10,000 keys.
 struct BatchEvaluation {
     let viewVersion: UInt64
+    /// The version the batch commits at if it writes: the key of its version-keyed puts.
+    let commitVersion: UInt64
     /// How many tables a commit may name (LMDB's table limit, fixed at open, less the meta table).
     let tableLimit: Int
     var failures: [FailedCondition] = []
@@ -23,8 +25,9 @@ struct BatchEvaluation {
     private var runTableBytes = 0
     private var lastTable: String? = nil
 
-    init(viewVersion: UInt64, tableLimit: Int) {
+    init(viewVersion: UInt64, commitVersion: UInt64, tableLimit: Int) {
         self.viewVersion = viewVersion
+        self.commitVersion = commitVersion
         self.tableLimit = tableLimit
     }
 
@@ -47,6 +50,13 @@ struct BatchEvaluation {
                 runTableBytes = table.utf8.count
             }
             return TableKey(table: table, key: key, seeded: seeded)
+        case .putAtCommitVersion(let table, _, _):
+            if table != runTable {
+                seeded = TableKey.seededHasher(table)
+                runTable = table
+                runTableBytes = table.utf8.count
+            }
+            return TableKey(table: table, key: WriteBatch.commitVersionKey(commitVersion), seeded: seeded)
         }
     }
 
@@ -98,7 +108,7 @@ struct BatchEvaluation {
             let next = state.version + 1
             var replacesTombstone = false
             if case .deleted = state { replacesTombstone = true }
-            let logged = operation.pointee.logged(recordVersion: next, replacesTombstone: replacesTombstone,
+            let logged = operation.pointee.logged(key: tableKey.key, recordVersion: next, replacesTombstone: replacesTombstone,
                                                   digest: tableKey.digest)
             payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count,
                                              valueBytes: logged.value?.count)
@@ -107,7 +117,7 @@ struct BatchEvaluation {
             versions.append(next)
         case .delete:
             if state.exists {
-                operations.append(operation.pointee.logged(recordVersion: current, replacesTombstone: false,
+                operations.append(operation.pointee.logged(key: tableKey.key, recordVersion: current, replacesTombstone: false,
                                                            digest: tableKey.digest))
                 payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: nil)
                 slot = .deleted(current)
@@ -123,7 +133,7 @@ struct BatchEvaluation {
             case .version(let expected): holds = state.exists && current == expected
             }
             if !holds {
-                failures.append(FailedCondition(table: operation.pointee.table, key: operation.pointee.key,
+                failures.append(FailedCondition(table: operation.pointee.table, key: tableKey.key,
                                                 expected: condition, currentVersion: current))
             }
         }

@@ -48,7 +48,9 @@ import CLMDB
 // `record-version` is the version the record has after this op (puts), or the version it
 // had when deleted (deletes), so replay never has to read before it writes. A delete leaves
 // a tombstone in LMDB; kind 3 marks a put that replaces one, so the applier can keep the
-// count of live records exact without reading first.
+// count of live records exact without reading first. A put at the commit version
+// (`WriteBatch.putAtCommitVersion`) is an ordinary put here: its key, the record's commit
+// version big-endian, is filled in before the group is encoded.
 
 package enum LogFormat {
     static let segmentMagic: [UInt8] = Array("CAIRNWAL".utf8)

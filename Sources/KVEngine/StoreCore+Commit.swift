@@ -90,6 +90,7 @@ extension StoreCore {
                 for member in group {
                     do throws(KVError) {
                         let outcome = try evaluate(member.batch, reader: &reader, viewVersion: view.version,
+                                                   commitVersion: nextVersion,
                                                    group: &groupVersions, knownTables: &knownTables,
                                                    isLast: member === group.last)
                         if outcome.operations.isEmpty {
@@ -142,12 +143,14 @@ extension StoreCore {
     ///
     /// `isLast`: no later batch of the group reads `group`, so this one's states need not go
     /// there.
-    private func evaluate(_ batch: WriteBatch, reader: inout StateReader, viewVersion: UInt64,
+    ///
+    /// `commitVersion`: the version the batch gets if it writes (its version-keyed puts' key).
+    private func evaluate(_ batch: WriteBatch, reader: inout StateReader, viewVersion: UInt64, commitVersion: UInt64,
                           group: inout [TableKey: RecordState], knownTables: inout Set<String>,
                           isLast: Bool) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64], payloadSize: Int)
     {
-        var evaluation = BatchEvaluation(viewVersion: viewVersion, tableLimit: options.maxTables - 1)
+        var evaluation = BatchEvaluation(viewVersion: viewVersion, commitVersion: commitVersion, tableLimit: options.maxTables - 1)
         var local: [TableKey: RecordState] = [:]
         evaluation.versions.reserveCapacity(batch.operations.count)
         evaluation.operations.reserveCapacity(batch.operations.count)

@@ -38,16 +38,30 @@ public struct WriteBatch: Sendable, Equatable {
         case delete(table: String, key: [UInt8], condition: Condition?)
         /// Write nothing, but require `condition` of `key`.
         case check(table: String, key: [UInt8], condition: Condition)
+        /// Write `value` under the key ``WriteBatch/commitVersionKey(_:)`` of the batch's own
+        /// commit version, which the engine assigns inside the commit (see
+        /// ``WriteBatch/putAtCommitVersion(_:in:if:)``).
+        case putAtCommitVersion(table: String, value: [UInt8], condition: Condition?)
 
         var table: String {
             switch self {
-            case .put(let table, _, _, _), .delete(let table, _, _), .check(let table, _, _): return table
+            case .put(let table, _, _, _), .delete(let table, _, _), .check(let table, _, _),
+                 .putAtCommitVersion(let table, _, _): return table
             }
         }
 
+        /// The key, with a version-keyed put's at version 0 (as long as every real one: what
+        /// validation needs to know of it).
         var key: [UInt8] {
+            key(atCommitVersion: 0)
+        }
+
+        /// The key as committed at `version`.
+        @inline(__always)
+        func key(atCommitVersion version: UInt64) -> [UInt8] {
             switch self {
             case .put(_, let key, _, _), .delete(_, let key, _), .check(_, let key, _): return key
+            case .putAtCommitVersion: return WriteBatch.commitVersionKey(version)
             }
         }
 
@@ -56,7 +70,7 @@ public struct WriteBatch: Sendable, Equatable {
 
         var kind: Kind {
             switch self {
-            case .put: return .put
+            case .put, .putAtCommitVersion: return .put
             case .delete: return .delete
             case .check: return .check
             }
@@ -64,19 +78,21 @@ public struct WriteBatch: Sendable, Equatable {
 
         var condition: Condition? {
             switch self {
-            case .put(_, _, _, let condition), .delete(_, _, let condition): return condition
+            case .put(_, _, _, let condition), .delete(_, _, let condition), .putAtCommitVersion(_, _, let condition):
+                return condition
             case .check(_, _, let condition): return condition
             }
         }
 
-        /// The operation as logged at `recordVersion` (a check is never logged).
+        /// The operation as logged at `recordVersion` (a check is never logged); `key` is its
+        /// key as committed (`key(atCommitVersion:)`).
         @inline(__always)
-        func logged(recordVersion: UInt64, replacesTombstone: Bool, digest: UInt64) -> LoggedOperation {
+        func logged(key: [UInt8], recordVersion: UInt64, replacesTombstone: Bool, digest: UInt64) -> LoggedOperation {
             switch self {
-            case let .put(table, key, value, _):
+            case let .put(table, _, value, _), let .putAtCommitVersion(table, value, _):
                 return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value,
                                        replacesTombstone: replacesTombstone, digest: digest)
-            case let .delete(table, key, _), let .check(table, key, _):
+            case let .delete(table, _, _), let .check(table, _, _):
                 return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: nil, digest: digest)
             }
         }
@@ -129,6 +145,32 @@ public struct WriteBatch: Sendable, Equatable {
     public mutating func delete(_ key: consuming [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
         note(table: table, key: key, valueBytes: nil)
         operations.append(.delete(table: table, key: key, condition: condition))
+    }
+
+    /// Adds a put of `value` under the batch's own commit version as its key
+    /// (``commitVersionKey(_:)``: 8 bytes big-endian, so such keys sort in commit order),
+    /// optionally conditional.
+    ///
+    /// The engine fills the key in where it assigns the version, inside the commit, before the
+    /// batch is logged: the log, the store and readers in other processes see only the final
+    /// key, so a record can be keyed by the commit that wrote it without predicting its version.
+    /// A batch with such a put always writes, so it always gets a version of its own.
+    ///
+    /// ```swift
+    /// var batch = WriteBatch()
+    /// batch.put("Ann", forKey: "person/1", in: "people")
+    /// batch.putAtCommitVersion(Array("inserted person/1".utf8), in: "changes")
+    /// let info = try store.commit(batch)   // "changes" now holds commitVersionKey(info.version)
+    /// ```
+    public mutating func putAtCommitVersion(_ value: consuming [UInt8], in table: String = defaultTable, if condition: Condition? = nil) {
+        note(table: table, key: Self.commitVersionKey(0), valueBytes: value.count)
+        operations.append(.putAtCommitVersion(table: table, value: value, condition: condition))
+    }
+
+    /// The key ``putAtCommitVersion(_:in:if:)`` writes at commit version `version`: its 8 bytes
+    /// big-endian. FROZEN: such keys are stored.
+    public static func commitVersionKey(_ version: UInt64) -> [UInt8] {
+        withUnsafeBytes(of: version.bigEndian) { Array($0) }
     }
 
     /// Adds a condition on `key` that writes nothing.

@@ -14,11 +14,18 @@ enum ReaderChild {
     /// Starts a reader process; `finish` waits for it and returns its seconds.
     static func start(system: String, directory: String, records: Int, reads: Int, batch: Int,
                       pauseMicroseconds: Int = 0) throws -> (process: Process, output: Pipe) {
+        try spawnSelf([flag, system, directory, "\(records)", "\(reads)", "\(batch)", "\(pauseMicroseconds)"])
+    }
+
+    /// Runs this executable again with `arguments` (a child mode's flag first), its standard
+    /// output on a pipe.
+    static func spawnSelf(_ arguments: [String], input: Pipe? = nil) throws -> (process: Process, output: Pipe) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        process.arguments = [flag, system, directory, "\(records)", "\(reads)", "\(batch)", "\(pauseMicroseconds)"]
+        process.arguments = arguments
         let output = Pipe()
         process.standardOutput = output
+        if let input { process.standardInput = input }
         try process.run()
         return (process, output)
     }

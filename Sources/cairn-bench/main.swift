@@ -19,6 +19,10 @@ usage: cairn-bench [--quick] [--only NAME[,NAME…]] [--rounds N] [--json FILE] 
 if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == ReaderChild.flag {
     ReaderChild.main(Array(CommandLine.arguments.dropFirst(2)))
 }
+// The observer process of notification-latency (HistoryWorkloads.swift).
+if CommandLine.arguments.count > 1 && CommandLine.arguments[1] == HistoryWorkloads.observerFlag {
+    HistoryWorkloads.observerMain(Array(CommandLine.arguments.dropFirst(2)))
+}
 
 var sizes = Sizes.full
 var only: Set<String>? = nil

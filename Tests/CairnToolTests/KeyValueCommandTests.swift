@@ -163,6 +163,27 @@ extension CairnToolTests {
             #expect(try snapshot.get("k")?.value == Array("v".utf8))
         }
 
+        /// A version-keyed put (`WriteBatch.putAtCommitVersion`) reaches a reader process with
+        /// its final key, from the writer's log before LMDB holds it.
+        @Test func aReaderProcessSeesAPutAtCommitVersionUnderItsCommitVersion() throws {
+            let directory = try TemporaryDirectory(purpose: "version-key")
+            defer { directory.remove() }
+            let path = directory.path + "/store"
+            var options = Store.Options()
+            options.applyInterval = 3600
+            options.applyThreshold = Int.max
+            let store = try Store(directory: path, options: options)
+            defer { store.close() }
+            var batch = WriteBatch()
+            batch.put("x", forKey: "k")
+            try store.commit(batch)
+            batch = WriteBatch()
+            batch.putAtCommitVersion(Array("second".utf8), in: "changes", if: .absent)
+            #expect(try store.commit(batch).version == 2)
+            let scan = try cairn("scan", path, "--table", "changes")
+            #expect(scan.status == 0 && scan.lines == [String(repeating: "\\x00", count: 7) + "\\x02\tsecond"], "\(scan)")
+        }
+
         @Test func ingestAcknowledgesEveryLineAndCommitsIt() throws {
             let directory = try TemporaryDirectory(purpose: "ingest")
             defer { directory.remove() }

@@ -53,11 +53,7 @@ extension EngineStorage {
                 let keys = Array(next..<end)
                 for key in keys { batch.require(.absent, forKey: StorageMapping.key(for: key), in: table) }
                 do throws(KVError) {
-                    if let versionLock {
-                        try versionLock.withLock { (_) throws(KVError) in _ = try store.commit(batch, durability: .normal) }
-                    } else {
-                        try store.commit(batch, durability: .normal)
-                    }
+                    try store.commit(batch, durability: .normal)
                     return keys
                 } catch .conditionFailed(let failures) {
                     let taken = failures.filter { $0.table == table }.compactMap { StorageMapping.primaryKey(of: $0.key) }

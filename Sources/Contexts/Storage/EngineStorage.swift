@@ -15,15 +15,9 @@ final class EngineStorage: ObjectStorage {
     /// (It holds an unused Int: TSan misreads `inout` access to a zero-sized value under a
     /// lock as a race; see Testing.md.)
     let allocationLock = ConditionLock<Int>(0)
-    /// Held across every commit of a storage that records history, shared by every storage
-    /// on the same `Store` (EngineStorage+KeyedByVersion.swift); nil when this one does not.
-    let versionLock: ConditionLock<Int>?
 
-    /// `recordsHistory`: whether commits are serialised so that records keyed by version get
-    /// their commit's exact version.
-    init(store: Store, recordsHistory: Bool = false) {
+    init(store: Store) {
         self.store = store
-        versionLock = recordsHistory ? Self.versionLock(of: store) : nil
     }
 
     var location: String { store.directory }
@@ -37,15 +31,13 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
-        guard let versionLock else { return try commitNow(batch, durability: durability) }
-        var held: StorageBatch? = batch
-        return try versionLock.withLock { (_) throws(StorageError) in try commitNow(held.take()!, durability: durability) }
+        try commit(Self.engineBatch(of: batch, reserving: 0), durability: durability)
     }
 
-    /// The commit itself, with no lock of its own.
-    func commitNow(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
+    /// The engine batch of `batch`, with room for `reserving` more operations.
+    static func engineBatch(of batch: consuming StorageBatch, reserving extra: Int) -> WriteBatch {
         var engineBatch = WriteBatch()
-        engineBatch.reserveCapacity(batch.count)
+        engineBatch.reserveCapacity(batch.count + extra)
         // Keys and values are moved over, not copied: the storage batch is consumed.
         for operation in batch.takeOperations() {
             switch consume operation {
@@ -57,6 +49,12 @@ final class EngineStorage: ObjectStorage {
                 engineBatch.require(Self.engineCondition(condition), forKey: key, in: table)
             }
         }
+        return engineBatch
+    }
+
+    /// Commits an engine batch, with the failed conditions as an outcome and other failures
+    /// as the storage's errors.
+    func commit(_ engineBatch: WriteBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
         let info: CommitInfo
         do throws(KVError) {
             info = try store.commit(engineBatch, durability: durability == .full ? .full : .normal)
@@ -98,6 +96,8 @@ final class EngineStorage: ObjectStorage {
             switch operation {
             case let .put(table, key, _, _), let .delete(table, key, _):
                 written.append(StorageKey(table: table, key: key))
+            case let .putAtCommitVersion(table, _, _):
+                written.append(StorageKey(table: table, key: WriteBatch.commitVersionKey(version)))
             case .check:
                 break
             }
@@ -220,7 +220,7 @@ extension ObjectStore {
             throw ContextError.storage(StorageError(error, operation: "open"))
         }
         do {
-            try self.init(storage: EngineStorage(store: store, recordsHistory: options.tracksHistory), schema: schema, options: options)
+            try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
         } catch {
             store.close()
             throw error
@@ -231,7 +231,7 @@ extension ObjectStore {
     /// designated initializer does). Entity tables are named `entity:<Entity>`, index tables
     /// `index:<Entity>:<attributes>`; other tables of the store are left alone.
     package convenience init(store: Store, schema: Schema, options: Options = Options()) throws(ContextError) {
-        try self.init(storage: EngineStorage(store: store, recordsHistory: options.tracksHistory), schema: schema, options: options)
+        try self.init(storage: EngineStorage(store: store), schema: schema, options: options)
     }
 
     /// The engine store underneath, for tests and tools (stats, checkpoints).

@@ -25,9 +25,7 @@ package protocol ObjectStorage: AnyObject, Sendable {
     /// What the persistent history is written with: its records are keyed by commit version,
     /// so they are never ahead of or behind the data, and a range of them is a range read.
     ///
-    /// The record's key is at most the commit's version, and the keys of such records rise in
-    /// commit order; they are equal whenever every commit of the store is made through storages
-    /// that record (a backend documents when they can differ).
+    /// The record's key is the commit's version exactly, whatever else commits to the store.
     func commit(
         _ batch: consuming StorageBatch, durability: SaveDurability, keyedByVersion record: [UInt8], in table: String
     ) throws(StorageError) -> StorageCommitOutcome
