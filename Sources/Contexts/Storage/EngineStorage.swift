@@ -55,6 +55,10 @@ final class EngineStorage: ObjectStorage {
                 engineBatch.delete(key, in: table, if: condition.map(Self.engineCondition))
             case let .check(table, key, condition):
                 engineBatch.require(Self.engineCondition(condition), forKey: key, in: table)
+            case let .unversionedPut(table, key, value):
+                engineBatch.putUnversioned(value, forKey: key, in: table)
+            case let .unversionedDelete(table, key):
+                engineBatch.deleteUnversioned(key, in: table)
             }
         }
         let info: CommitInfo
@@ -96,7 +100,8 @@ final class EngineStorage: ObjectStorage {
         var written: [StorageKey] = []
         for operation in batch.operations {
             switch operation {
-            case let .put(table, key, _, _), let .delete(table, key, _):
+            case let .put(table, key, _, _), let .delete(table, key, _),
+                 let .unversionedPut(table, key, _), let .unversionedDelete(table, key):
                 written.append(StorageKey(table: table, key: key))
             case .check:
                 break
