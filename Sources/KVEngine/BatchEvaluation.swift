@@ -43,7 +43,8 @@ struct BatchEvaluation {
     @inline(__always)
     mutating func tableKey(of operation: UnsafePointer<WriteBatch.Operation>) -> TableKey {
         switch operation.pointee {
-        case .put(let table, let key, _, _), .delete(let table, let key, _), .check(let table, let key, _):
+        case .put(let table, let key, _, _), .delete(let table, let key, _), .check(let table, let key, _),
+             .unversionedPut(let table, let key, _), .unversionedDelete(let table, let key):
             if table != runTable {
                 seeded = TableKey.seededHasher(table)
                 runTable = table
@@ -69,6 +70,19 @@ struct BatchEvaluation {
         _ operation: UnsafePointer<WriteBatch.Operation>, tableKey: TableKey, slot: inout RecordState,
         reader: inout StateReader, group: [TableKey: RecordState], knownTables: inout Set<String>
     ) throws(KVError) {
+        let kind = operation.pointee.kind
+        if kind == .unversionedPut || kind == .unversionedDelete {
+            // No condition and no version to continue from: nothing to look up.
+            if kind == .unversionedPut { try noteTableOfPut(knownTables: &knownTables) }
+            let logged = operation.pointee.logged(recordVersion: 0, replacesTombstone: false, digest: tableKey.digest)
+            payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count,
+                                             valueBytes: logged.value?.count)
+            operations.append(logged)
+            // A later operation of the group on the key sees what this one left.
+            slot = kind == .unversionedPut ? .live(0) : .absent
+            versions.append(0)
+            return
+        }
         if slot == .unresolved {
             if !group.isEmpty, let known = group[tableKey] {
                 slot = known
@@ -95,15 +109,7 @@ struct BatchEvaluation {
         let condition = operation.pointee.condition
         switch operation.pointee.kind {
         case .put:
-            if runTable != lastTable, let table = runTable, !knownTables.contains(table) {
-                // LMDB's table limit is fixed at open; past it the applier could not
-                // create the table, so refuse here, before anything is logged.
-                guard knownTables.count < tableLimit else {
-                    throw KVError.tooManyTables(limit: tableLimit)
-                }
-                knownTables.insert(table)
-            }
-            lastTable = runTable
+            try noteTableOfPut(knownTables: &knownTables)
             // A put continues from a tombstone's version: a key's versions never repeat.
             let next = state.version + 1
             var replacesTombstone = false
@@ -125,6 +131,8 @@ struct BatchEvaluation {
             versions.append(0)
         case .check:
             versions.append(current)
+        case .unversionedPut, .unversionedDelete:
+            preconditionFailure("unversioned operations are evaluated above")
         }
         if let condition {
             let holds: Bool
@@ -137,5 +145,18 @@ struct BatchEvaluation {
                                                 expected: condition, currentVersion: current))
             }
         }
+    }
+
+    /// Counts a put's table among the known ones. LMDB's table limit is fixed at open; past it
+    /// the applier could not create the table, so refuse here, before anything is logged.
+    @inline(__always)
+    private mutating func noteTableOfPut(knownTables: inout Set<String>) throws(KVError) {
+        if runTable != lastTable, let table = runTable, !knownTables.contains(table) {
+            guard knownTables.count < tableLimit else {
+                throw KVError.tooManyTables(limit: tableLimit)
+            }
+            knownTables.insert(table)
+        }
+        lastTable = runTable
     }
 }

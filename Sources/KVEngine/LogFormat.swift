@@ -42,15 +42,18 @@ import CLMDB
 //
 //   payload   := op-count:u32  op*
 //   op        := kind:u8  table-len:u8  table  key-len:u16  key  record-version:u64  [value]
-//   value     := value-len:u32  bytes          (only when kind = 1 or 3, a put)
+//   value     := value-len:u32  bytes          (only when kind = 1, 3 or 4, a put)
 //   kind      := 1 put | 2 delete | 3 put over a tombstone
+//              | 4 unversioned put | 5 unversioned delete
 //
 // `record-version` is the version the record has after this op (puts), or the version it
 // had when deleted (deletes), so replay never has to read before it writes. A delete leaves
 // a tombstone in LMDB; kind 3 marks a put that replaces one, so the applier can keep the
 // count of live records exact without reading first. A put at the commit version
 // (`WriteBatch.putAtCommitVersion`) is an ordinary put here: its key, the record's commit
-// version big-endian, is filled in before the group is encoded.
+// version big-endian, is filled in before the group is encoded. Kinds 4 and 5 carry no
+// version (the field is 0): a put stores version 0, a delete removes the LMDB entry and leaves
+// no tombstone. Logs without them read as before.
 
 package enum LogFormat {
     static let segmentMagic: [UInt8] = Array("CAIRNWAL".utf8)
@@ -68,7 +71,19 @@ package enum LogFormat {
     static let putKind: UInt8 = 1
     static let deleteKind: UInt8 = 2
     static let putOverTombstoneKind: UInt8 = 3
+    static let unversionedPutKind: UInt8 = 4
+    static let unversionedDeleteKind: UInt8 = 5
     static let segmentSuffix = ".log"
+
+    /// The kind byte an operation is logged with.
+    @inline(__always)
+    static func kind(of operation: UnsafePointer<LoggedOperation>) -> UInt8 {
+        if operation.pointee.isUnversioned {
+            return operation.pointee.value == nil ? unversionedDeleteKind : unversionedPutKind
+        }
+        return operation.pointee.value == nil ? deleteKind
+            : operation.pointee.replacesTombstone ? putOverTombstoneKind : putKind
+    }
 
     package static func segmentName(firstVersion: UInt64) -> String {
         String(firstVersion).leftPadded(to: 20) + segmentSuffix
@@ -155,25 +170,30 @@ package struct LoggedOperation: Sendable, Equatable {
     package var value: [UInt8]?
     /// A put whose key held a tombstone (or is deleted earlier in the log, which leaves one).
     package var replacesTombstone: Bool
+    /// Written without a record version (`WriteBatch.putUnversioned`/`deleteUnversioned`):
+    /// a put stores version 0, a delete removes the entry outright, leaving no tombstone.
+    package var isUnversioned: Bool
     /// The key's `TableKey` digest, when the commit path already hashed it: the overlay's
     /// publish and prune take it instead of hashing the key again. Not logged (a digest is
     /// keyed by a seed per process) and not part of equality. 0: none, as for operations
     /// read from the log (a real digest of 0 is only hashed again).
     let digest: UInt64
 
-    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false) {
+    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false,
+                 isUnversioned: Bool = false) {
         self.init(table: table, key: key, recordVersion: recordVersion, value: value,
-                  replacesTombstone: replacesTombstone, digest: 0)
+                  replacesTombstone: replacesTombstone, isUnversioned: isUnversioned, digest: 0)
     }
 
     @inline(__always)
     init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false,
-         digest: UInt64) {
+         isUnversioned: Bool = false, digest: UInt64) {
         self.table = table
         self.key = key
-        self.recordVersion = recordVersion
+        self.recordVersion = isUnversioned ? 0 : recordVersion
         self.value = value
-        self.replacesTombstone = replacesTombstone && value != nil
+        self.replacesTombstone = replacesTombstone && value != nil && !isUnversioned
+        self.isUnversioned = isUnversioned
         self.digest = digest
     }
 
@@ -183,6 +203,7 @@ package struct LoggedOperation: Sendable, Equatable {
     package static func == (lhs: LoggedOperation, rhs: LoggedOperation) -> Bool {
         lhs.table == rhs.table && lhs.key == rhs.key && lhs.recordVersion == rhs.recordVersion
             && lhs.value == rhs.value && lhs.replacesTombstone == rhs.replacesTombstone
+            && lhs.isUnversioned == rhs.isUnversioned
     }
 }
 
@@ -256,8 +277,7 @@ package enum LogRecordCodec {
             commit.operations.withUnsafeBufferPointer { operations in
                 for index in operations.indices {
                     let operation = operations.baseAddress! + index
-                    store(operation.pointee.value == nil ? LogFormat.deleteKind
-                          : operation.pointee.replacesTombstone ? LogFormat.putOverTombstoneKind : LogFormat.putKind)
+                    store(LogFormat.kind(of: operation))
                     store(UInt8(operation.pointee.table.utf8.count))
                     if operation.pointee.table.utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
                         Array(operation.pointee.table.utf8).withUnsafeBytes { copy($0) }
@@ -287,20 +307,23 @@ package enum LogRecordCodec {
         // least 12 bytes of payload, so reserve no more than the payload can hold.
         operations.reserveCapacity(min(Int(count), payload.count / 12))
         for _ in 0..<count {
-            guard let kind = reader.u8(),
-                  kind == LogFormat.putKind || kind == LogFormat.deleteKind || kind == LogFormat.putOverTombstoneKind,
+            guard let kind = reader.u8(), (LogFormat.putKind...LogFormat.unversionedDeleteKind).contains(kind),
                   let tableLength = reader.u8(), let tableBytes = reader.raw(Int(tableLength)),
                   let table = String(validating: tableBytes, as: UTF8.self),
                   let keyLength = reader.u16(), let key = reader.raw(Int(keyLength)),
                   let recordVersion = reader.u64()
             else { return nil }
             var value: [UInt8]? = nil
-            if kind != LogFormat.deleteKind {
+            if kind != LogFormat.deleteKind && kind != LogFormat.unversionedDeleteKind {
                 guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else { return nil }
                 value = bytes
             }
+            let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
+            // An unversioned op's record-version field is written as 0; any other value is damage.
+            if isUnversioned && recordVersion != 0 { return nil }
             operations.append(LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value,
-                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind))
+                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind,
+                                              isUnversioned: isUnversioned))
         }
         guard reader.remaining == 0 else { return nil }
         return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)

@@ -37,7 +37,11 @@ package struct OverlayEntry {
     }
 
     /// The record's state after this entry.
-    package var state: RecordState { value == nil ? .deleted(recordVersion) : .live(recordVersion) }
+    /// A delete at version 0 is an unversioned one (a versioned delete keeps a version ≥ 1): it
+    /// leaves no tombstone, here as in LMDB.
+    package var state: RecordState {
+        value == nil ? (recordVersion == 0 ? .absent : .deleted(recordVersion)) : .live(recordVersion)
+    }
 }
 
 /// A live snapshot, as the overlay and the stats see it.

@@ -171,6 +171,11 @@ extension Store {
                 if decoded.version != operation.recordVersion || decoded.value != value {
                     report.problems.append("\(where_): LMDB has version \(decoded.version), the log says \(operation.recordVersion) with another value")
                 }
+            } else if operation.isUnversioned {
+                // Removed outright: LMDB holds nothing for the key.
+                if let decoded {
+                    report.problems.append("\(where_): removed in the log, but LMDB holds \(decoded.isTombstone ? "a tombstone" : "a record")")
+                }
             } else if let decoded, !decoded.isTombstone || decoded.version != operation.recordVersion {
                 report.problems.append("\(where_): deleted at version \(operation.recordVersion) in the log, but LMDB holds \(decoded.isTombstone ? "a tombstone" : "a record") at version \(decoded.version)")
             }

@@ -144,17 +144,45 @@ extension StoreCore {
         var tombstoneChanges: [String: Int] = [:]
         // A failed commit is a typed error, the transaction freed by LMDB (`env.write`).
         try env.write { (transaction) throws(KVError) in
-            func handle(of table: String) throws(KVError) -> MDB_dbi {
+            func handle(of table: String, create: Bool = true) throws(KVError) -> MDB_dbi? {
                 if let handle = known[table] ?? created[table] { return handle }
-                guard let handle = try transaction.openTable(table, create: true) else {
+                guard let handle = try transaction.openTable(table, create: create) else {
+                    if !create { return nil }
                     throw KVError.lmdb(code: MDB_NOTFOUND, operation: "mdb_dbi_open(\(table))")
                 }
                 created[table] = handle
                 return handle
             }
-            func put(_ operation: LoggedOperation, in handle: MDB_dbi, append: Bool = false) throws(KVError) {
+            // Whether a table holds tombstones an unversioned write may replace (left by
+            // versioned deletes): only then does it read the entry it overwrites, to keep the
+            // tombstone count exact. Looked up once a table.
+            var holdsTombstones: [String: Bool] = [:]
+            func dropsTombstone(_ operation: LoggedOperation, in handle: MDB_dbi) throws(KVError) -> Bool {
+                let holds: Bool
+                if let known = holdsTombstones[operation.table] {
+                    holds = known
+                } else {
+                    holds = try tombstoneCount(of: operation.table, in: transaction, meta: meta) > 0
+                    holdsTombstones[operation.table] = holds
+                }
+                guard holds, let stored = try transaction.value(for: operation.key, in: handle),
+                      stored.count >= RecordCodec.headerSize else { return false }
+                let field = stored.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(fromByteOffset: 4, as: UInt64.self)) }
+                return field & RecordCodec.tombstoneFlag != 0
+            }
+            /// Writes one operation; false when it wrote nothing (an unversioned delete).
+            func put(_ operation: LoggedOperation, in handle: MDB_dbi, append: Bool = false) throws(KVError) -> Bool {
                 let size = RecordCodec.storedSize(valueCount: operation.value?.count ?? 0)
-                if let value = operation.value {
+                if operation.isUnversioned {
+                    if try dropsTombstone(operation, in: handle) { tombstoneChanges[operation.table, default: 0] -= 1 }
+                    guard let value = operation.value else {
+                        try transaction.delete(operation.key, in: handle)
+                        return false
+                    }
+                    try transaction.put(operation.key, size: size, in: handle, append: append) {
+                        RecordCodec.encode(key: operation.key, version: 0, value: value, into: $0)
+                    }
+                } else if let value = operation.value {
                     if operation.replacesTombstone { tombstoneChanges[operation.table, default: 0] -= 1 }
                     try transaction.put(operation.key, size: size, in: handle, append: append) {
                         RecordCodec.encode(key: operation.key, version: operation.recordVersion, value: value, into: $0)
@@ -166,11 +194,21 @@ extension StoreCore {
                         RecordCodec.encodeTombstone(key: operation.key, version: operation.recordVersion, into: $0)
                     }
                 }
+                return true
+            }
+            // An unversioned delete in a table LMDB lacks removes nothing: the table is not made.
+            func isDeleteInMissingTable(_ operation: LoggedOperation) -> Bool {
+                operation.isUnversioned && operation.value == nil && known[operation.table] == nil
+                    && created[operation.table] == nil
             }
             let operationCount = commits.reduce(0) { $0 + $1.operations.count }
             if operationCount < 4096 {
                 for commit in commits {
-                    for operation in commit.operations { try put(operation, in: handle(of: operation.table)) }
+                    for operation in commit.operations {
+                        let create = !isDeleteInMissingTable(operation)
+                        guard let handle = try handle(of: operation.table, create: create) else { continue }
+                        _ = try put(operation, in: handle)
+                    }
                 }
             } else {
                 // LMDB inserts in key order touch each page once instead of at random;
@@ -185,14 +223,18 @@ extension StoreCore {
                 for position in order {
                     let operation = commits[position.commit].operations[position.operation]
                     if operation.table != table?.name {
-                        table = (operation.table, try handle(of: operation.table))
-                        greatest = try transaction.lastKey(in: table!.handle)
+                        let create = !isDeleteInMissingTable(operation)
+                        guard let opened = try handle(of: operation.table, create: create) else { continue }
+                        table = (operation.table, opened)
+                        greatest = try transaction.lastKey(in: opened)
                     }
                     let appends = greatest.map { last in
                         operation.key.withUnsafeBytes { Snapshot.compare($0, last) > 0 }
                     } ?? true
-                    try put(operation, in: table!.handle, append: appends)
-                    if appends { greatest = operation.key }
+                    // An unversioned delete writes no entry, so it sets no new greatest key.
+                    if try put(operation, in: table!.handle, append: appends), appends {
+                        greatest = operation.key
+                    }
                 }
             }
             for (table, change) in tombstoneChanges where change != 0 {

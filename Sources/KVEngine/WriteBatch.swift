@@ -42,11 +42,16 @@ public struct WriteBatch: Sendable, Equatable {
         /// commit version, which the engine assigns inside the commit (see
         /// ``WriteBatch/putAtCommitVersion(_:in:if:)``).
         case putAtCommitVersion(table: String, value: [UInt8], condition: Condition?)
+        /// Write `value` under `key` with no record version (see `putUnversioned`).
+        case unversionedPut(table: String, key: [UInt8], value: [UInt8])
+        /// Remove `key` outright, leaving no tombstone (see `deleteUnversioned`).
+        case unversionedDelete(table: String, key: [UInt8])
 
         var table: String {
             switch self {
             case .put(let table, _, _, _), .delete(let table, _, _), .check(let table, _, _),
-                 .putAtCommitVersion(let table, _, _): return table
+                 .putAtCommitVersion(let table, _, _),
+                 .unversionedPut(let table, _, _), .unversionedDelete(let table, _): return table
             }
         }
 
@@ -60,19 +65,22 @@ public struct WriteBatch: Sendable, Equatable {
         @inline(__always)
         func key(atCommitVersion version: UInt64) -> [UInt8] {
             switch self {
-            case .put(_, let key, _, _), .delete(_, let key, _), .check(_, let key, _): return key
+            case .put(_, let key, _, _), .delete(_, let key, _), .check(_, let key, _),
+                 .unversionedPut(_, let key, _), .unversionedDelete(_, let key): return key
             case .putAtCommitVersion: return WriteBatch.commitVersionKey(version)
             }
         }
 
         /// What an operation does, without its payload.
-        enum Kind { case put, delete, check }
+        enum Kind { case put, delete, check, unversionedPut, unversionedDelete }
 
         var kind: Kind {
             switch self {
             case .put, .putAtCommitVersion: return .put
             case .delete: return .delete
             case .check: return .check
+            case .unversionedPut: return .unversionedPut
+            case .unversionedDelete: return .unversionedDelete
             }
         }
 
@@ -81,6 +89,7 @@ public struct WriteBatch: Sendable, Equatable {
             case .put(_, _, _, let condition), .delete(_, _, let condition), .putAtCommitVersion(_, _, let condition):
                 return condition
             case .check(_, _, let condition): return condition
+            case .unversionedPut, .unversionedDelete: return nil
             }
         }
 
@@ -94,6 +103,12 @@ public struct WriteBatch: Sendable, Equatable {
                                        replacesTombstone: replacesTombstone, digest: digest)
             case let .delete(table, _, _), let .check(table, _, _):
                 return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: nil, digest: digest)
+            case let .unversionedPut(table, key, value):
+                return LoggedOperation(table: table, key: key, recordVersion: 0, value: value,
+                                       isUnversioned: true, digest: digest)
+            case let .unversionedDelete(table, key):
+                return LoggedOperation(table: table, key: key, recordVersion: 0, value: nil,
+                                       isUnversioned: true, digest: digest)
             }
         }
     }
@@ -171,6 +186,33 @@ public struct WriteBatch: Sendable, Equatable {
     /// big-endian. FROZEN: such keys are stored.
     public static func commitVersionKey(_ version: UInt64) -> [UInt8] {
         withUnsafeBytes(of: version.bigEndian) { Array($0) }
+    }
+
+    /// Adds an unversioned put: `value` under `key`, stored with record version 0.
+    ///
+    /// For entries whose presence is all that matters (secondary-index entries): the commit
+    /// looks up no stored version for it and it carries no condition. It is as atomic, durable
+    /// and visible as any other operation of the batch. A table's keys should be written
+    /// either always unversioned or always versioned: an unversioned write leaves nothing a
+    /// later versioned put could continue its version from.
+    ///
+    /// ```swift
+    /// batch.putUnversioned([], forKey: Array("Ann/1".utf8), in: "index:Person:name")
+    /// ```
+    public mutating func putUnversioned(_ value: consuming [UInt8], forKey key: consuming [UInt8], in table: String) {
+        note(table: table, key: key, valueBytes: value.count)
+        operations.append(.unversionedPut(table: table, key: key, value: value))
+    }
+
+    /// Adds an unversioned delete: removes `key` outright, leaving no tombstone, so a table
+    /// that churns keeps only its live entries. Deleting an absent key is not an error.
+    ///
+    /// ```swift
+    /// batch.deleteUnversioned(Array("Ann/1".utf8), in: "index:Person:name")
+    /// ```
+    public mutating func deleteUnversioned(_ key: consuming [UInt8], in table: String) {
+        note(table: table, key: key, valueBytes: nil)
+        operations.append(.unversionedDelete(table: table, key: key))
     }
 
     /// Adds a condition on `key` that writes nothing.

@@ -1,6 +1,7 @@
 import CairnTestSupport
 import Contexts
 import Foundation
+import KVEngine
 import Policies
 import Testing
 
@@ -126,6 +127,30 @@ import Testing
             }
             #expect(try store.objects.indexProblems() == [], "\(policyName), round \(round) (seed \(seed))")
         }
+    }
+
+    /// Index entries are unversioned: a delete removes the LMDB entry outright, so an index
+    /// whose attribute churns keeps one entry per object, not one tombstone per old value.
+    @Test func anIndexTableDoesNotGrowWithChurn() throws {
+        let directory = try TemporaryDirectory(prefix: "cairn-index-churn")
+        defer { directory.remove() }
+        let store = try IndexedStore(schema: IndexedModel.schema(indexes: [["age"]]), directory: directory)
+        let context = store.objects.newBackgroundContext()
+        try context.performAndWait {
+            let item = context.insert(entity: "Item")
+            item["name"] = .string("churn")
+            for age in 0..<1_000 {
+                item["age"] = .int(Int64(age))
+                try context.save()
+            }
+            let request = FetchRequest(entityName: "Item", predicate: .compare("age", .equal, .int(999)))
+            #expect(try context.count(for: request) == 1)
+        }
+        #expect(try store.objects.indexProblems() == [])
+        store.close(removing: false)
+        let trees = try LMDBVerifier.verify(path: directory.path + "/data.mdb").trees
+        #expect(trees["index:Item:age"]?.entries == 1)
+        #expect(trees["entity:Item"]?.entries == 1)
     }
 }
 

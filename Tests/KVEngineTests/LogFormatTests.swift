@@ -114,6 +114,26 @@ import KVEngine
         #expect(decoded?.operations[0].replacesTombstone == true)
     }
 
+    @Test func unversionedOperationsAreKindsFourAndFive() {
+        let commit = LoggedCommit(version: 9, operations: [
+            LoggedOperation(table: "t", key: [0x6B], recordVersion: 0, value: [0x01], isUnversioned: true),
+            LoggedOperation(table: "t", key: [0x6A], recordVersion: 0, value: nil, isUnversioned: true),
+        ])
+        var writer = ByteWriter()
+        LogRecordCodec.encode(commit, durableVersion: 8, into: &writer)
+        let payload = Array(writer.bytes[LogFormat.recordHeaderSize...])
+        #expect(payload == [2, 0, 0, 0]
+            + [4, 1, 0x74, 1, 0, 0x6B, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0x01]  // unversioned put t/k = 01
+            + [5, 1, 0x74, 1, 0, 0x6A, 0, 0, 0, 0, 0, 0, 0, 0])  // unversioned delete t/j
+        let decoded = payload.withUnsafeBytes { LogRecordCodec.decodePayload($0, version: 9) }
+        #expect(decoded == commit)
+        #expect(decoded?.operations.allSatisfy(\.isUnversioned) == true)
+        // An unversioned op states no version: a non-zero one is damage.
+        var damaged = payload
+        damaged[10] = 1
+        #expect(damaged.withUnsafeBytes { LogRecordCodec.decodePayload($0, version: 9) } == nil)
+    }
+
     @Test func tombstoneBytesArePinned() throws {
         var stored = [UInt8](repeating: 0, count: RecordCodec.storedSize(valueCount: 0))
         stored.withUnsafeMutableBytes { RecordCodec.encodeTombstone(key: [0x6B], version: 5, into: $0) }

@@ -1,9 +1,10 @@
 // Index maintenance: a save moves each index entry of an object from the values its commit is
 // conditioned on (the ancestor, the record at `ancestorVersion`) to the values it writes, in
-// the same batch, after every record operation (so operation i is still entry i's record) and
-// with no condition (an index entry never makes a save conflict). Conflict rounds change the
-// entries' values and ancestors, and each attempt's batch is made again from them, so the
-// index follows exactly the records each commit writes.
+// the same batch, after every record operation (so operation i is still entry i's record),
+// unversioned: an index entry never makes a save conflict, the commit reads no version for it,
+// and a delete leaves no tombstone. Conflict rounds change the entries' values and ancestors,
+// and each attempt's batch is made again from them, so the index follows exactly the records
+// each commit writes.
 
 extension SaveEntry {
     /// Appends the index deletes and puts that take the entry's indexes from its ancestor to
@@ -31,8 +32,8 @@ extension SaveEntry {
             let oldKey = old.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
             let newKey = new.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
             if oldKey == newKey { continue }
-            if let oldKey { batch.delete(oldKey, in: index.tableName, if: nil) }
-            if let newKey { batch.put([], forKey: newKey, in: index.tableName, if: nil) }
+            if let oldKey { batch.deleteUnversioned(oldKey, in: index.tableName) }
+            if let newKey { batch.putUnversioned([], forKey: newKey, in: index.tableName) }
         }
     }
 }

@@ -62,7 +62,7 @@ extension SaveEntry {
             guard let primaryKey = record.id.primaryKey else { continue }
             batch.delete(StorageMapping.key(for: primaryKey), in: table, if: .version(record.version))
             for index in object.entity.layout.indexes {
-                batch.delete(IndexKeyEncoding.entryKey(record.values, index: index, primaryKey: primaryKey), in: index.tableName, if: nil)
+                batch.deleteUnversioned(IndexKeyEncoding.entryKey(record.values, index: index, primaryKey: primaryKey), in: index.tableName)
             }
         }
     }

@@ -47,6 +47,10 @@ final class EngineStorage: ObjectStorage {
                 engineBatch.delete(key, in: table, if: condition.map(Self.engineCondition))
             case let .check(table, key, condition):
                 engineBatch.require(Self.engineCondition(condition), forKey: key, in: table)
+            case let .unversionedPut(table, key, value):
+                engineBatch.putUnversioned(value, forKey: key, in: table)
+            case let .unversionedDelete(table, key):
+                engineBatch.deleteUnversioned(key, in: table)
             }
         }
         return engineBatch
@@ -94,7 +98,8 @@ final class EngineStorage: ObjectStorage {
         var written: [StorageKey] = []
         for operation in batch.operations {
             switch operation {
-            case let .put(table, key, _, _), let .delete(table, key, _):
+            case let .put(table, key, _, _), let .delete(table, key, _),
+                 let .unversionedPut(table, key, _), let .unversionedDelete(table, key):
                 written.append(StorageKey(table: table, key: key))
             case let .putAtCommitVersion(table, _, _):
                 written.append(StorageKey(table: table, key: WriteBatch.commitVersionKey(version)))

@@ -20,6 +20,10 @@ package struct StorageBatch: Sendable {
         case delete(table: String, key: [UInt8], condition: Condition?)
         /// Write nothing, but require `condition` of `key`.
         case check(table: String, key: [UInt8], condition: Condition)
+        /// Write `value` under `key` with no record version and no condition (index entries).
+        case unversionedPut(table: String, key: [UInt8], value: [UInt8])
+        /// Remove `key` outright, leaving no tombstone (index entries).
+        case unversionedDelete(table: String, key: [UInt8])
     }
 
     /// The operations, in order.
@@ -41,6 +45,16 @@ package struct StorageBatch: Sendable {
 
     package mutating func delete(_ key: consuming [UInt8], in table: String, if condition: Condition?) {
         operations.append(.delete(table: table, key: key, condition: condition))
+    }
+
+    /// An entry whose presence is all that matters: the commit reads no version for it, and a
+    /// delete leaves nothing behind, so a table that churns does not grow.
+    package mutating func putUnversioned(_ value: consuming [UInt8], forKey key: consuming [UInt8], in table: String) {
+        operations.append(.unversionedPut(table: table, key: key, value: value))
+    }
+
+    package mutating func deleteUnversioned(_ key: consuming [UInt8], in table: String) {
+        operations.append(.unversionedDelete(table: table, key: key))
     }
 
     package mutating func require(_ condition: Condition, forKey key: consuming [UInt8], in table: String) {

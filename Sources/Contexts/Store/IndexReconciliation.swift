@@ -75,7 +75,7 @@ enum IndexReconciliation {
                     _ = try clear(table, in: view, into: &batch)
                     var entries = 0
                     try forEachObject(of: entity.layout, in: view, rewritten: rewritten[entity.name]) { primaryKey, values in
-                        batch.put([], forKey: IndexKeyEncoding.entryKey(values, index: index, primaryKey: primaryKey), in: table, if: nil)
+                        batch.putUnversioned([], forKey: IndexKeyEncoding.entryKey(values, index: index, primaryKey: primaryKey), in: table)
                         entries += 1
                         if entries % progressInterval == 0 {
                             progress?(IndexBuildProgress(table: table, phase: "building", entries: entries))
@@ -174,8 +174,10 @@ enum IndexReconciliation {
     /// Deletes every entry of `table` into `batch`; returns how many.
     private static func clear(_ table: String, in view: any StorageReadView, into batch: inout StorageBatch) throws -> Int {
         var count = 0
+        // Index entries are unversioned (SaveEntry+Indexes.swift); uniqueness entries are not.
+        let unversioned = table.hasPrefix(StorageMapping.indexTablePrefix)
         try view.forEach(in: table, from: nil, to: nil, reverse: false) { key, _, _ in
-            batch.delete(Array(key), in: table, if: nil)
+            if unversioned { batch.deleteUnversioned(Array(key), in: table) } else { batch.delete(Array(key), in: table, if: nil) }
             count += 1
             return true
         }
