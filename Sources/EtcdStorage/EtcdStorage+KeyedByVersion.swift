@@ -25,6 +25,8 @@ extension EtcdStorage {
                     case let .put(table, key, value, condition): attempt.put(value, forKey: key, in: table, if: condition)
                     case let .delete(table, key, condition): attempt.delete(key, in: table, if: condition)
                     case let .check(table, key, condition): attempt.require(condition, forKey: key, in: table)
+                    case let .unversionedPut(table, key, value): attempt.putUnversioned(value, forKey: key, in: table)
+                    case let .unversionedDelete(table, key): attempt.deleteUnversioned(key, in: table)
                     }
                 }
                 attempt.put(record, forKey: predicted, in: table, if: .absent)

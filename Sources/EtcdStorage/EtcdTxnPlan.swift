@@ -56,6 +56,10 @@ struct EtcdTxnPlan {
             case let .put(t, k, v, c): (table, key, condition, kind, value) = (t, k, c, .put, v)
             case let .delete(t, k, c): (table, key, condition, kind) = (t, k, c, .delete)
             case let .check(t, k, c): (table, key, condition, kind) = (t, k, c, .check)
+            // etcd keeps no tombstone for a table outside `entity:` (EtcdKeyLayout), so an
+            // unversioned write is the same unconditioned put or delete there.
+            case let .unversionedPut(t, k, v): (table, key, condition, kind, value) = (t, k, nil, .put, v)
+            case let .unversionedDelete(t, k): (table, key, condition, kind) = (t, k, nil, .delete)
             }
             let storageKey = StorageKey(table: table, key: key)
             let position: Int

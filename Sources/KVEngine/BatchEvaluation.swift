@@ -74,7 +74,7 @@ struct BatchEvaluation {
         if kind == .unversionedPut || kind == .unversionedDelete {
             // No condition and no version to continue from: nothing to look up.
             if kind == .unversionedPut { try noteTableOfPut(knownTables: &knownTables) }
-            let logged = operation.pointee.logged(recordVersion: 0, replacesTombstone: false, digest: tableKey.digest)
+            let logged = operation.pointee.logged(key: tableKey.key, recordVersion: 0, replacesTombstone: false, digest: tableKey.digest)
             payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count,
                                              valueBytes: logged.value?.count)
             operations.append(logged)

@@ -183,11 +183,18 @@ final class RemoteChangeWatcher: Sendable {
                     name: .cairnStoreRemoteChange, object: object,
                     userInfo: [RemoteChangeKey.historyToken: transaction.token, RemoteChangeKey.transaction: transaction])
             }
+            // Only the streams this read covered (cursor at or above `lowest`) take its
+            // transactions and move on. One added while it ran, from an older token, keeps its
+            // cursor: the round its registration forces reads from there, so it misses nothing
+            // and gets every transaction in order.
             let subscribers = state.withLock { state -> [Subscriber] in
-                let before = Array(state.subscribers.values)
+                var covered: [Subscriber] = []
                 state.postedCursor = max(state.postedCursor, last)
-                for id in state.subscribers.keys { state.subscribers[id]!.cursor = max(state.subscribers[id]!.cursor, last) }
-                return before
+                for id in state.subscribers.keys where state.subscribers[id]!.cursor >= lowest {
+                    covered.append(state.subscribers[id]!)
+                    state.subscribers[id]!.cursor = max(state.subscribers[id]!.cursor, last)
+                }
+                return covered
             }
             for subscriber in subscribers {
                 for transaction in transactions
