@@ -58,16 +58,10 @@ public struct WriteBatch: Sendable, Equatable {
         /// The key, with a version-keyed put's at version 0 (as long as every real one: what
         /// validation needs to know of it).
         var key: [UInt8] {
-            key(atCommitVersion: 0)
-        }
-
-        /// The key as committed at `version`.
-        @inline(__always)
-        func key(atCommitVersion version: UInt64) -> [UInt8] {
             switch self {
             case .put(_, let key, _, _), .delete(_, let key, _), .check(_, let key, _),
                  .unversionedPut(_, let key, _), .unversionedDelete(_, let key): return key
-            case .putAtCommitVersion: return WriteBatch.commitVersionKey(version)
+            case .putAtCommitVersion: return WriteBatch.commitVersionKey(0)
             }
         }
 
@@ -94,7 +88,7 @@ public struct WriteBatch: Sendable, Equatable {
         }
 
         /// The operation as logged at `recordVersion` (a check is never logged); `key` is its
-        /// key as committed (`key(atCommitVersion:)`).
+        /// key as committed (a version-keyed put's filled in: `BatchEvaluation.tableKey(of:)`).
         @inline(__always)
         func logged(key: [UInt8], recordVersion: UInt64, replacesTombstone: Bool, digest: UInt64) -> LoggedOperation {
             switch self {
