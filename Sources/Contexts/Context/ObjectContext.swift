@@ -135,12 +135,15 @@ public final class ObjectContext: @unchecked Sendable {
     /// A read a delete rule needed at `delete(_:)` that failed: the next save throws it.
     var deleteRuleFailure: ContextError?
     /// Counts changes that can move a registered object between to-manys: a registration, a
-    /// forgetting, an ID change, a write of the values of an object of an entity with
-    /// relationships. `heldReferences` is valid while it stays the same.
+    /// forgetting, an ID change, a write of the values or a change of the inserted or deleted
+    /// flag of an object of an entity with relationships. `heldReferences` and `memberCache`
+    /// are valid while it stays the same.
     var graphEpoch: UInt64 = 0
     /// Registered objects by the reference one of their to-ones holds, per entity and to-one
     /// position: `heldReferences(to:entity:position:)` builds it (ObjectContext+HeldReferences.swift).
     var heldReferenceMaps: [HeldReferenceKey: (epoch: UInt64, byReference: [String: [StoredObject]])] = [:]
+    /// The to-many members read, kept with their owners while `graphEpoch` and the base hold (MemberCache.swift).
+    var memberCache = MemberCache()
     /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
     var generationState: GenerationState = .unpinned
 
@@ -291,6 +294,7 @@ public final class ObjectContext: @unchecked Sendable {
         unindexedObjects = []
         graphEpoch &+= 1
         heldReferenceMaps = [:]
+        memberCache.removeAll()
         indexedRegistry.removeAll()
         registrationOrder.removeAll()
         forgottenInOrder = 0

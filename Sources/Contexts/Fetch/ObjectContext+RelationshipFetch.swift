@@ -119,8 +119,7 @@ extension ObjectContext {
                     }
                 }
             } else {
-                let owners = objects.map { AttributeValue.string($0.storedID.uriString) }
-                loaded = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, owners)))
+                loaded = try prefetchMembers(of: objects, relationship)
             }
             if !rest.isEmpty { try prefetch(rest, of: loaded) }
         }

@@ -135,6 +135,13 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// ObjectID(uriString: "cairn://Person/p7") == ObjectID(entityName: "Person", primaryKey: 7)   // true
     /// ```
     public init?(uriString: String) {
+        // The form every stored reference has, read over its bytes (ObjectID+URIParsing.swift).
+        guard let id = ObjectID(canonicalPermanentURI: uriString) ?? ObjectID(anyURI: uriString) else { return nil }
+        self = id
+    }
+
+    /// `init(uriString:)` for any form, read by characters.
+    package init?(anyURI uriString: String) {
         let scheme = "cairn://"
         guard uriString.hasPrefix(scheme) else { return nil }
         let rest = uriString.dropFirst(scheme.count)

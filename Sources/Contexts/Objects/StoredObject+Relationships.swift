@@ -46,9 +46,10 @@ extension StoredObject {
         setReference(destination.map { .string($0.storedID.uriString) } ?? .null, at: layout.storagePosition!)
     }
 
-    /// The members of the to-many `relationship`, read when asked (never cached): the
-    /// destination objects whose inverse points here, pending changes of the context included,
-    /// found through the inverse's index and loaded in batches.
+    /// The members of the to-many `relationship`: the destination objects whose inverse points
+    /// here, pending changes of the context included, found through the inverse's index and
+    /// loaded in batches. A root context keeps the list with this object until a change or a
+    /// commit could alter it (ObjectContext+Members.swift), so reading it again costs no fetch.
     ///
     /// ```swift
     /// for person in try engineering.members(of: "employees") { print(person["name"]) }
@@ -58,7 +59,7 @@ extension StoredObject {
     public func members(of relationship: String) throws(ContextError) -> [StoredObject] {
         let layout = toMany(relationship)
         checkAccess()
-        return try registeredOwner("members(of:)").fetch(memberRequest(layout))
+        return try registeredOwner("members(of:)").members(of: self, layout)
     }
 
     /// How many members the to-many `relationship` has, without registering them.

@@ -64,8 +64,13 @@ public final class StoredObject {
     @exclusivity(unchecked) private var ancestorDelta: AncestorDelta? = nil
     /// The ancestor's record version. Version 0: never saved.
     @exclusivity(unchecked) var ancestorVersion: UInt64 = 0
-    @exclusivity(unchecked) var insertedFlag = false
-    @exclusivity(unchecked) var deletedFlag = false
+    /// Either flag changing changes who is a to-many's member: it moves the graph epoch.
+    @exclusivity(unchecked) var insertedFlag = false {
+        didSet { if insertedFlag != oldValue { noteGraphChange() } }
+    }
+    @exclusivity(unchecked) var deletedFlag = false {
+        didSet { if deletedFlag != oldValue { noteGraphChange() } }
+    }
     @exclusivity(unchecked) var conflictCheckMark = false
     /// A to-many of this object gained or lost a member since the ancestor: the object is
     /// updated (its record is written, raising its version) though its values are unchanged.

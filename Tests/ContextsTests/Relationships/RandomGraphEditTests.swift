@@ -68,11 +68,17 @@ struct RandomGraphEditTests {
                 } else {
                     let created = context.performAndWait { Self.edit(in: context, known: known, random: &random) }
                     known.append(contentsOf: created)
-                    // Members read through the held-reference map are those a plain predicate test finds.
+                    // Members read through the held-reference map and the kept lists are those a plain predicate test finds.
                     let mismatch = try context.performAndWait { () throws -> String? in
                         let departments = known.filter { $0.entityName == "Department" }
                         let id = departments[Int(random.next(upTo: UInt64(departments.count)))]
                         guard let department = try? context.existingObject(with: id), !department.isDeleted else { return nil }
+                        if step % 2 == 0 {
+                            // Through the lists a prefetch keeps (no random draw: the seeds replay as before).
+                            var all = FetchRequest(entityName: "Department")
+                            all.relationshipKeyPathsForPrefetching = ["employees"]
+                            _ = try context.fetch(all)
+                        }
                         let members = Set(try department.members(of: "employees").map(ObjectIdentifier.init))
                         let tested = Set(try context.fetch(FetchRequest(entityName: "Person", predicate: .and([
                             .references("department", department.objectID)]))).map(ObjectIdentifier.init))
