@@ -28,11 +28,11 @@ extension ObjectContext {
             throw ContextError.unknownAttribute(entity: destination.name, attribute: relationship.description.inverse)
         }
         return try readingKept(relationship.name) { () throws(ContextError) in
-            let references = owners.map { AttributeValue.string($0.storedID.uriString) }
-            let members = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, references)))
+            let uris = owners.map(\.storedID.uriString)
+            let members = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, uris.map(AttributeValue.string))))
             var ownerOfReference: [String: Int] = [:]
             ownerOfReference.reserveCapacity(owners.count)
-            for (index, owner) in owners.enumerated() { ownerOfReference[owner.storedID.uriString] = index }
+            for (index, uri) in uris.enumerated() { ownerOfReference[uri] = index }
             var lists = [[StoredObject]](repeating: [], count: owners.count)
             for member in members {
                 // The fetch matched the reference as a string, as the per-owner fetch would.

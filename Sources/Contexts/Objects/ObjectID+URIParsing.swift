@@ -18,17 +18,9 @@ extension ObjectID {
         let parsed = uri.withUTF8 { bytes -> (entity: String, key: UInt64)? in
             let scheme = ObjectID.uriSchemeBytes
             guard bytes.count > scheme.count + 3, bytes.starts(with: scheme) else { return nil }
-            var position = scheme.count
-            let entityStart = position
-            while position < bytes.count, bytes[position] != UInt8(ascii: "/") {
-                let byte = bytes[position]
-                let isLetter = (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
-                let isDigit = byte >= 0x30 && byte <= 0x39
-                guard isLetter || (isDigit && position > entityStart) else { return nil }
-                position += 1
-            }
-            let entityEnd = position
-            guard entityEnd > entityStart, entityEnd - entityStart <= Schema.maxEntityNameBytes,
+            let entityStart = scheme.count
+            guard let entityEnd = bytes[entityStart...].firstIndex(of: UInt8(ascii: "/")),
+                  Schema.isValidName(bytes: bytes[entityStart..<entityEnd], maxBytes: Schema.maxEntityNameBytes),
                   entityEnd + 2 < bytes.count, bytes[entityEnd + 1] == UInt8(ascii: "p") else { return nil }
             let digitsStart = entityEnd + 2
             // Canonical: "0", or no leading zero.

@@ -149,7 +149,11 @@ public struct Schema: Sendable, Hashable {
     static let maxAttributeNameBytes = 200
 
     static func isValidName(_ name: String, maxBytes: Int) -> Bool {
-        let bytes = Array(name.utf8)
+        isValidName(bytes: name.utf8, maxBytes: maxBytes)
+    }
+
+    /// The same rule over a name's UTF-8 bytes (an ID's URI is read this way).
+    static func isValidName<Bytes: Collection<UInt8>>(bytes: Bytes, maxBytes: Int) -> Bool {
         guard let first = bytes.first, bytes.count <= maxBytes else { return false }
         func isLetter(_ byte: UInt8) -> Bool {
             (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x5F
