@@ -63,6 +63,7 @@ struct IndexedWalk {
         // the page (or there is none), no second walk is needed to find that out. (A sorted page
         // of unique names walked twice, the second time for that one entry.)
         var next: [UInt8] = []
+        gathered.reserveCapacity(chunk)
         while let current = range {
             var seen = 0
             var passedBoundary = false
