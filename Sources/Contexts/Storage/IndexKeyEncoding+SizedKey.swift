@@ -129,3 +129,16 @@ private struct SizedKeyWriter {
         byte(bytes.count <= cap ? 0x00 : 0x02)
     }
 }
+
+extension IndexKeyEncoding {
+    /// An entry key of `values` (attributes of `types`) made both ways, sized and appended:
+    /// for the test that they agree. `package`: not public API.
+    package static func entryKeyBothWays(
+        _ values: [AttributeValue], types: [AttributeType], primaryKey: UInt64
+    ) -> (sized: [UInt8], appended: [UInt8]) {
+        let index = IndexLayout(entityName: "Test", attributeNames: values.indices.map { "a\($0)" },
+                                positions: Array(values.indices), types: types)
+        return (entryKey(index: index, primaryKey: primaryKey) { values[$0] },
+                appendedEntryKey(index: index, primaryKey: primaryKey) { values[$0] })
+    }
+}
