@@ -123,6 +123,9 @@ extension ObjectContext {
             }
             // After the record operations: operation i stays entry i's record (`finish`).
             if core.schema.hasIndexes {
+                // Room for one moved entry (a delete and a put) per object, the usual save:
+                // growing a batch of 10,000 operations twice moved all of them each time.
+                batch.reserveCapacity(batch.count + 2 * entries.count)
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
             }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
