@@ -8,7 +8,9 @@ import Policies
 // - after allocating keys: references to objects inserted by the same save take their permanent IDs;
 // - after each conflict round: a reference to an object the policy left deleted is removed (or
 //   cascades), and a delete that won against a store update applies its rules again to the members
-//   that update added, so no stored to-one points at a deleted object.
+//   that update added, so no stored to-one points at a deleted object;
+// - before the first commit and after each conflict round: one-to-one pairs are made symmetric
+//   (ObjectContext+OneToOneRepair.swift).
 
 extension ObjectContext {
     /// The pre-pass: marks the ends of every changed to-one and checks the `deny` rules.
@@ -89,7 +91,9 @@ extension ObjectContext {
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
-            for relationship in owner.entity.layout.relationships where relationship.isToMany {
+            // A to-many's members, or the objects whose one-to-one end names the owner.
+            for relationship in owner.entity.layout.relationships
+            where relationship.isToMany || core.schema.oneToOneEnd(owner.entity.name, relationship.name) != nil {
                 let rule = relationship.description.deleteRule
                 guard rule != .noAction else { continue }
                 let memberIDs = try storeMemberIDs(of: entries[index].id, relationship)
@@ -187,6 +191,7 @@ extension ObjectContext {
         try includeStoreMembers(ofDeletesAmong: resolved, in: &entries)
         try includeRestoredDestinations(of: resolved, theirs: theirs, in: &entries)
         try nullifyReferencesToDeleted(in: &entries)
+        if core.schema.hasOneToOne { try repairOneToOnePairs(in: &entries, first: resolved) }
     }
 
     /// A resolution may write a reference the store's record does not hold (overwrite writes our
