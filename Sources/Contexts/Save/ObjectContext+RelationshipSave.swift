@@ -182,8 +182,11 @@ extension ObjectContext {
         // owners come before their members, so a cancelled cascade cancels all the way down.
         for index in entries.indices {
             guard let owner = entries[index].ownerEntry else { continue }
-            switch entries[owner].step {
-            case .delete, .dropDeleted: continue
+            switch (entries[owner].step, entries[index].step) {
+            case (.delete, _), (.dropDeleted, _): continue
+            // A member the policy just resolved to the store's state keeps it: its ancestor may
+            // be an older read (a one-to-one repair reads what the entry takes as the truth).
+            case (_, .takeStore): continue
             default: entries[index].step = .takeStore(values: entries[index].ancestorValues, version: entries[index].ancestorVersion)
             }
         }
