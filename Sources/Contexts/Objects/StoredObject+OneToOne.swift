@@ -27,3 +27,20 @@ extension StoredObject {
         newPartner.setReference(uri, at: end.inversePosition)
     }
 }
+
+extension StoredObject {
+    /// Writes a to-one's stored reference given as a value (the subscript, a decoded struct):
+    /// a one-to-one's inverse follows as with `setDestination(_:of:)`.
+    func assignReference(_ value: AttributeValue, at position: Int) {
+        guard let context = owner,
+              let relationship = entity.layout.relationships.first(where: { $0.storagePosition == position }),
+              let end = context.core.schema.oneToOneEnd(entity.name, relationship.name) else {
+            setReference(value, at: position)
+            return
+        }
+        if value == .null { return setPartner(nil, end) }
+        // Not a reference to the destination entity: setReference stops with its message.
+        guard let id = Self.referencedID(value), id.entityName == end.destination else { return setReference(value, at: position) }
+        setPartner(context.object(with: id), end)
+    }
+}

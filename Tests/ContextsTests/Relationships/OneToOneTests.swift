@@ -89,6 +89,26 @@ struct OneToOneTests {
         }
     }
 
+    @Test("a reference written as a value (the subscript) moves the inverse too")
+    func subscriptFollows() throws {
+        try withOrgStore(schema: Self.schema()) { store in
+            let seed = try Self.seed(store)
+            let context = store.context("editor")
+            try context.performAndWait {
+                let bob = try context.existingObject(with: seed.bob), d2 = try context.existingObject(with: seed.d2)
+                bob["desk"] = .string(seed.d2.uriString)
+                #expect(d2.destination(of: "owner") === bob)
+                #expect(try context.existingObject(with: seed.ann).destination(of: "desk") == nil)
+                d2["owner"] = .null
+                #expect(bob.destination(of: "desk") == nil)
+                bob["desk"] = .string(seed.d1.uriString)
+                try context.save()
+            }
+            #expect(try Self.storedDesks(store, seed) == ["Bob-D1"])
+            #expect(try store.problems() == [])
+        }
+    }
+
     @Test("a relationship that is its own inverse pairs two objects of one entity")
     func selfInverse() throws {
         try withOrgStore(schema: Self.schema()) { store in
