@@ -295,7 +295,7 @@ public final class StoredObject {
             let position = position(of: property)
             if position >= entity.layout.declaredAttributes.count {
                 // A to-one's stored reference: both ends change (StoredObject+Relationships.swift).
-                setReference(newValue, at: position)
+                assignReference(newValue, at: position)
             } else {
                 write(newValue, at: position)
             }

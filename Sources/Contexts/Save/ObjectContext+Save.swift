@@ -243,6 +243,11 @@ extension ObjectContext {
                 for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
             }
         }
+        if core.schema.hasOneToOne, try repairOneToOnePairs(in: &entries, first: []) {
+            batch = StorageBatch()
+            entryOfOperation = []
+            for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
+        }
         // Before keys are allocated: a duplicate within the save costs the store nothing.
         if core.schema.hasUniquenessConstraints { try checkUniquenessWithinSave(entries) }
         if insertedEntries.isEmpty {
