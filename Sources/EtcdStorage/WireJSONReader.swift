@@ -79,59 +79,47 @@ struct WireJSONReader {
         }
     }
 
-    private mutating func nested<T>(_ body: (inout WireJSONReader) throws(WireJSONError) -> T) throws(WireJSONError) -> T {
-        depth += 1
-        guard depth <= 64 else { throw failure("nested too deep") }
-        defer { depth -= 1 }
-        return try body(&self)
-    }
-
     private mutating func object() throws(WireJSONError) -> WireJSONValue {
-        try nested { (reader: inout WireJSONReader) throws(WireJSONError) -> WireJSONValue in
-            reader.position += 1
-            var members: [String: WireJSONValue] = [:]
+        var members: [String: WireJSONValue] = [:]
+        try list(closedBy: "}") { (reader: inout WireJSONReader) throws(WireJSONError) in
+            guard reader.position < reader.bytes.count, reader.bytes[reader.position] == UInt8(ascii: "\"") else {
+                throw reader.failure("expected a member name")
+            }
+            let name = try reader.string()
             reader.skipWhitespace()
-            if reader.position < reader.bytes.count, reader.bytes[reader.position] == UInt8(ascii: "}") {
-                reader.position += 1
-                return .object(members)
-            }
-            while true {
-                reader.skipWhitespace()
-                guard reader.position < reader.bytes.count, reader.bytes[reader.position] == UInt8(ascii: "\"") else {
-                    throw reader.failure("expected a member name")
-                }
-                let name = try reader.string()
-                reader.skipWhitespace()
-                try reader.expect(":")
-                members[name] = try reader.value()
-                reader.skipWhitespace()
-                guard reader.position < reader.bytes.count else { throw reader.failure("unexpected end") }
-                let separator = reader.bytes[reader.position]
-                reader.position += 1
-                if separator == UInt8(ascii: "}") { return .object(members) }
-                guard separator == UInt8(ascii: ",") else { throw reader.failure("expected , or }") }
-            }
+            try reader.expect(":")
+            members[name] = try reader.value()
         }
+        return .object(members)
     }
 
     private mutating func array() throws(WireJSONError) -> WireJSONValue {
-        try nested { (reader: inout WireJSONReader) throws(WireJSONError) -> WireJSONValue in
-            reader.position += 1
-            var elements: [WireJSONValue] = []
-            reader.skipWhitespace()
-            if reader.position < reader.bytes.count, reader.bytes[reader.position] == UInt8(ascii: "]") {
-                reader.position += 1
-                return .array(elements)
-            }
-            while true {
-                elements.append(try reader.value())
-                reader.skipWhitespace()
-                guard reader.position < reader.bytes.count else { throw reader.failure("unexpected end") }
-                let separator = reader.bytes[reader.position]
-                reader.position += 1
-                if separator == UInt8(ascii: "]") { return .array(elements) }
-                guard separator == UInt8(ascii: ",") else { throw reader.failure("expected , or ]") }
-            }
+        var elements: [WireJSONValue] = []
+        try list(closedBy: "]") { (reader: inout WireJSONReader) throws(WireJSONError) in elements.append(try reader.value()) }
+        return .array(elements)
+    }
+
+    /// From an opening bracket to `close`: `element` read once per comma-separated entry.
+    private mutating func list(closedBy close: Unicode.Scalar,
+                               _ element: (inout WireJSONReader) throws(WireJSONError) -> Void) throws(WireJSONError) {
+        depth += 1
+        guard depth <= 64 else { throw failure("nested too deep") }
+        defer { depth -= 1 }
+        position += 1
+        skipWhitespace()
+        if position < bytes.count, bytes[position] == UInt8(ascii: close) {
+            position += 1
+            return
+        }
+        while true {
+            skipWhitespace()
+            try element(&self)
+            skipWhitespace()
+            guard position < bytes.count else { throw failure("unexpected end") }
+            let separator = bytes[position]
+            position += 1
+            if separator == UInt8(ascii: close) { return }
+            guard separator == UInt8(ascii: ",") else { throw failure("expected , or \(close)") }
         }
     }
 
