@@ -46,8 +46,13 @@ final class EtcdClient: Sendable {
         _ path: String, _ request: Request, as reply: Reply.Type, isWrite: Bool
     ) throws(EtcdClientError) -> Reply {
         let body: Data
-        do { body = try JSONEncoder().encode(request) } catch {
-            preconditionFailure("etcd request \(path) does not encode: \(error)")
+        // A request with a hand-written encoding (WireJSONWriter.swift) goes through it.
+        if let writable = request as? any WireJSONWritable {
+            body = WireJSONWriter.body(of: writable)
+        } else {
+            do { body = try JSONEncoder().encode(request) } catch {
+                preconditionFailure("etcd request \(path) does not encode: \(error)")
+            }
         }
         let start = DispatchTime.now().uptimeNanoseconds
         var lastFailure = "no attempt"
@@ -58,11 +63,11 @@ final class EtcdClient: Sendable {
             switch post(body, to: endpoint, path: path) {
             case .reply(let status, let data):
                 if status == 200 {
-                    do { return try JSONDecoder().decode(Reply.self, from: data) } catch {
+                    do { return try Self.decode(Reply.self, from: data) } catch {
                         throw .malformedReply(path: path, reason: "\(error)")
                     }
                 }
-                let failure = (try? JSONDecoder().decode(WireErrorBody.self, from: data)) ?? WireErrorBody()
+                let failure = (try? WireJSONReader.read(WireErrorBody.self, from: data)) ?? WireErrorBody()
                 let code = failure.code ?? -1
                 let message = failure.message ?? failure.error ?? "HTTP status \(status)"
                 // UNAVAILABLE (no leader, member stopping) is the member's state, not the
@@ -90,6 +95,14 @@ final class EtcdClient: Sendable {
             // second) before the next round.
             if attempt % configuration.endpoints.count == 0 { usleep(100_000) }
         }
+    }
+
+    /// A reply through its hand-written reader (WireJSONReader.swift) when it has one.
+    private static func decode<Reply: Decodable>(_ type: Reply.Type, from data: Data) throws -> Reply {
+        if let readable = Reply.self as? any WireJSONReadable.Type {
+            return try readable.init(json: WireJSONReader.parse(data)) as! Reply
+        }
+        return try JSONDecoder().decode(Reply.self, from: data)
     }
 
     private func rotate(from index: Int) {

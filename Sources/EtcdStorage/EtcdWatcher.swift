@@ -104,7 +104,7 @@ final class EtcdWatcher: Sendable {
                 while let newline = pending.firstIndex(of: 10) {
                     let line = pending[pending.startIndex..<newline]
                     pending = Data(pending[(newline + 1)...])
-                    let parsed = try? JSONDecoder().decode(WireWatchLine.self, from: line)
+                    let parsed = try? WireJSONReader.read(WireWatchLine.self, from: line)
                     guard let result = parsed?.result else {
                         // An error line ends the stream; an unreadable one is skipped.
                         if parsed?.error != nil { opened.close(); return }

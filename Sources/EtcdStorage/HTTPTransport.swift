@@ -163,11 +163,11 @@ package final class HTTPTransport: Sendable {
     /// Reads one response: status line, headers, and a Content-Length or chunked body.
     private static func readResponse(_ socket: Int32, deadline: Double) -> Result<Response, Failure> {
         var buffer = [UInt8]()
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
+        buffer.reserveCapacity(4096)
         func fill() -> Failure? {
             guard wait(socket, for: Int16(POLLIN), deadline: deadline) else { return Failure(text: "no reply in time") }
-            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if count > 0 { buffer.append(contentsOf: chunk[0..<count]); return nil }
+            let count = receive(socket, appendingTo: &buffer)
+            if count > 0 { return nil }
             if count < 0 && (errno == EAGAIN || errno == EINTR) { return nil }
             return Failure(text: count == 0 ? "connection closed before the reply" : "recv: \(String(cString: strerror(errno)))")
         }
@@ -177,34 +177,20 @@ package final class HTTPTransport: Sendable {
             if let failure = fill() { return .failure(failure) }
             headerEnd = find(separator, in: buffer, from: 0)
         }
-        let headerText = String(decoding: buffer[0..<headerEnd!], as: UTF8.self)
-        var lines = headerText.split(separator: "\r\n", omittingEmptySubsequences: false).map(String.init)
-        let statusParts = lines.removeFirst().split(separator: " ")
-        guard statusParts.count >= 2, let status = Int(statusParts[1]) else {
+        guard let head = HTTPResponseHead(buffer[0..<headerEnd!]) else {
             return .failure(Failure(text: "malformed status line"))
         }
-        var contentLength: Int? = nil
-        var chunked = false
-        var keepAlive = true
-        for line in lines {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let name = line[..<colon].lowercased()
-            let value = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces).lowercased()
-            if name == "content-length" { contentLength = Int(value) }
-            if name == "transfer-encoding" && value.contains("chunked") { chunked = true }
-            if name == "connection" && value == "close" { keepAlive = false }
-        }
+        var keepAlive = head.keepAlive
         var position = headerEnd! + 4
         var body = Data()
-        if chunked {
+        if head.chunked {
             while true {
                 var lineEnd = find([13, 10], in: buffer, from: position)
                 while lineEnd == nil {
                     if let failure = fill() { return .failure(failure) }
                     lineEnd = find([13, 10], in: buffer, from: position)
                 }
-                let sizeText = String(decoding: buffer[position..<lineEnd!], as: UTF8.self).split(separator: ";").first ?? ""
-                guard let size = Int(sizeText.trimmingCharacters(in: .whitespaces), radix: 16) else {
+                guard let size = chunkSize(buffer[position..<lineEnd!]) else {
                     return .failure(Failure(text: "malformed chunk size"))
                 }
                 position = lineEnd! + 2
@@ -215,7 +201,7 @@ package final class HTTPTransport: Sendable {
                 body.append(contentsOf: buffer[position..<(position + size)])
                 position += size + 2
             }
-        } else if let contentLength {
+        } else if let contentLength = head.contentLength {
             while buffer.count < position + contentLength {
                 if let failure = fill() { return .failure(failure) }
             }
@@ -225,21 +211,43 @@ package final class HTTPTransport: Sendable {
             keepAlive = false
             while true {
                 guard wait(socket, for: Int16(POLLIN), deadline: deadline) else { return .failure(Failure(text: "no reply in time")) }
-                let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-                if count > 0 { buffer.append(contentsOf: chunk[0..<count]) } else if count == 0 { break } else if errno != EINTR && errno != EAGAIN {
+                let count = receive(socket, appendingTo: &buffer)
+                if count == 0 { break }
+                if count < 0 && errno != EINTR && errno != EAGAIN {
                     return .failure(Failure(text: "recv: \(String(cString: strerror(errno)))"))
                 }
             }
             body.append(contentsOf: buffer[position...])
         }
-        return .success(Response(status: status, body: body, keepAlive: keepAlive))
+        return .success(Response(status: head.status, body: body, keepAlive: keepAlive))
     }
 
+    /// One recv() appended to `buffer`: the count, 0 at the end of the stream, -1 with errno.
+    /// Through a buffer of the stack, not a zeroed array per call (64 KiB of memset a request).
+    static func receive(_ socket: Int32, appendingTo buffer: inout [UInt8]) -> Int {
+        withUnsafeTemporaryAllocation(byteCount: 32 << 10, alignment: 1) { space in
+            let count = recv(socket, space.baseAddress, space.count, 0)
+            if count > 0 { buffer.append(contentsOf: UnsafeRawBufferPointer(rebasing: space[0..<count])) }
+            return count
+        }
+    }
+
+    /// A chunk-size line's hexadecimal size (extensions after ";" ignored).
+    static func chunkSize(_ line: ArraySlice<UInt8>) -> Int? {
+        let digits = line.prefix { $0 != UInt8(ascii: ";") }
+        return Int(String(decoding: digits, as: UTF8.self).trimmingCharacters(in: .whitespaces), radix: 16)
+    }
+
+    /// The first index at or after `start` where `pattern` begins in `buffer`.
     static func find(_ pattern: [UInt8], in buffer: [UInt8], from start: Int) -> Int? {
-        guard buffer.count >= pattern.count else { return nil }
+        guard !pattern.isEmpty, buffer.count >= pattern.count else { return nil }
         var index = start
         while index + pattern.count <= buffer.count {
-            if buffer[index] == pattern[0] && Array(buffer[index..<(index + pattern.count)]) == pattern { return index }
+            if buffer[index] == pattern[0] {
+                var matched = 1
+                while matched < pattern.count && buffer[index + matched] == pattern[matched] { matched += 1 }
+                if matched == pattern.count { return index }
+            }
             index += 1
         }
         return nil
@@ -287,23 +295,20 @@ package final class HTTPStream: @unchecked Sendable {
             return .failure(HTTPTransport.Failure(text: failure))
         }
         var buffer: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 16 << 10)
         while true {
             if let end = HTTPTransport.find([13, 10, 13, 10], in: buffer, from: 0) {
-                let header = String(decoding: buffer[0..<end], as: UTF8.self).lowercased()
-                guard header.hasPrefix("http/1.1 200") else {
+                guard let head = HTTPResponseHead(buffer[0..<end]), head.status == 200 else {
                     Glibc.close(socket)
-                    return .failure(HTTPTransport.Failure(text: "watch refused: \(header.prefix(40))"))
+                    return .failure(HTTPTransport.Failure(text: "watch refused: \(String(decoding: buffer[0..<min(end, 40)], as: UTF8.self))"))
                 }
-                return .success(HTTPStream(socket: socket, buffer: Array(buffer[(end + 4)...]),
-                                           chunked: header.contains("transfer-encoding: chunked")))
+                return .success(HTTPStream(socket: socket, buffer: Array(buffer[(end + 4)...]), chunked: head.chunked))
             }
             guard HTTPTransport.wait(socket, for: Int16(POLLIN), deadline: deadline) else {
                 Glibc.close(socket)
                 return .failure(HTTPTransport.Failure(text: "no watch reply in time"))
             }
-            let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-            if count > 0 { buffer.append(contentsOf: chunk[0..<count]) } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
+            let count = HTTPTransport.receive(socket, appendingTo: &buffer)
+            if count > 0 { continue } else if count == 0 || (errno != EINTR && errno != EAGAIN) {
                 Glibc.close(socket)
                 return .failure(HTTPTransport.Failure(text: "watch connection closed"))
             }
@@ -317,12 +322,8 @@ package final class HTTPStream: @unchecked Sendable {
         guard HTTPTransport.wait(socket, for: Int16(POLLIN), deadline: HTTPTransport.now() + wait) else {
             return isClosed.value ? .closed("closed") : .idle
         }
-        var chunk = [UInt8](repeating: 0, count: 64 << 10)
-        let count = chunk.withUnsafeMutableBytes { recv(socket, $0.baseAddress, $0.count, 0) }
-        if count > 0 {
-            buffer.append(contentsOf: chunk[0..<count])
-            return takeChunk().map(Read.data) ?? .idle
-        }
+        let count = HTTPTransport.receive(socket, appendingTo: &buffer)
+        if count > 0 { return takeChunk().map(Read.data) ?? .idle }
         if count < 0 && (errno == EINTR || errno == EAGAIN) { return .idle }
         return .closed(count == 0 ? "the member closed the watch" : "recv: \(String(cString: strerror(errno)))")
     }
@@ -335,7 +336,7 @@ package final class HTTPStream: @unchecked Sendable {
             return Data(buffer)
         }
         guard let lineEnd = HTTPTransport.find([13, 10], in: buffer, from: 0),
-              let size = Int(String(decoding: buffer[0..<lineEnd], as: UTF8.self).split(separator: ";").first ?? "", radix: 16),
+              let size = HTTPTransport.chunkSize(buffer[0..<lineEnd]),
               buffer.count >= lineEnd + 2 + size + 2
         else { return nil }
         let data = Data(buffer[(lineEnd + 2)..<(lineEnd + 2 + size)])

@@ -72,6 +72,38 @@ import Testing
         #expect(IndexKeyEncoding.encoded(.date(Date(timeIntervalSinceReferenceDate: 0))) == [0x06, 0x80, 0, 0, 0, 0, 0, 0, 0])
     }
 
+    /// A save writes entry keys at their counted size (IndexKeyEncoding+SizedKey.swift): the
+    /// bytes must be the appending encoder's, for every type, content zeros, non-ASCII strings
+    /// and values long enough to be cut at the index's cap.
+    @Test func sizedEntryKeysAreTheAppendedOnes() {
+        let seed = SeededRandom.seed()
+        print("IndexKeyEncodingTests sized seed \(seed) (replay: CAIRN_SEED=\(seed))")
+        var random = SeededRandom(seed: seed)
+        let makers: [(AttributeType, (inout SeededRandom) -> AttributeValue)] = [
+            (.int, { .int(Self.randomInt(&$0)) }),
+            (.double, { .double(Self.randomDouble(&$0)) }),
+            (.string, { .string(String(repeating: Self.randomString(&$0), count: Int($0.next(upTo: 300)))) }),
+            (.string, { .string(Self.randomString(&$0)) }),
+            (.bytes, { .bytes(Array(repeating: Self.randomBytes(&$0), count: Int($0.next(upTo: 300))).flatMap { $0 }) }),
+            (.bool, { .bool($0.next() & 1 == 0) }),
+            (.date, { .date(Date(timeIntervalSinceReferenceDate: Self.randomDouble(&$0))) }),
+        ]
+        var checked = 0, long = 0
+        for _ in 0..<2000 {
+            var values: [AttributeValue] = [], types: [AttributeType] = []
+            for _ in 0..<(1 + random.next(upTo: 3)) {
+                let (type, make) = makers[Int(random.next(upTo: UInt64(makers.count)))]
+                types.append(type)
+                values.append(random.next(upTo: 8) == 0 ? .null : make(&random))
+            }
+            let keys = IndexKeyEncoding.entryKeyBothWays(values, types: types, primaryKey: random.next())
+            #expect(keys.sized == keys.appended, "\(values) (seed \(seed))")
+            checked += 1
+            if keys.appended.count > 300 { long += 1 }
+        }
+        #expect(checked == 2000 && long > 0, "no key came near the cap (seed \(seed))")
+    }
+
     /// The order ``FetchPredicate`` and sorting use: null first, then by value.
     static func valueOrder(_ left: AttributeValue, _ right: AttributeValue) -> Int {
         switch (left, right) {

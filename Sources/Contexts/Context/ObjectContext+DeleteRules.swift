@@ -10,11 +10,19 @@ extension ObjectContext {
             let rule = relationship.description.deleteRule
             if let position = relationship.storagePosition {
                 // A to-one: its destination's to-many loses the object (it is derived from the
-                // members' to-ones, so only the destination's version is to raise).
+                // members' to-ones, so only the destination's version is to raise); a one-to-one
+                // partner drops its own reference.
                 guard let id = StoredObject.referencedID(object.current[position]) else { continue }
                 switch rule {
                 case .nullify:
-                    markMembershipChanged(of: id)
+                    if let end = core.schema.oneToOneEnd(object.entity.name, relationship.name) {
+                        if let partner = try? existingObject(with: id), !partner.deletedFlag,
+                           partner.current[end.inversePosition] == .string(object.storedID.uriString) {
+                            partner.setReference(.null, at: end.inversePosition)
+                        }
+                    } else {
+                        markMembershipChanged(of: id)
+                    }
                 case .cascade:
                     if let destination = try? existingObject(with: id) { delete(destination) }
                 case .deny, .noAction:

@@ -57,7 +57,7 @@ extension StoredObject {
         current = values
         for relationship in entity.layout.relationships {
             guard let position = relationship.storagePosition, let reference = encoded[relationship.name] else { continue }
-            setReference(reference, at: position)
+            assignReference(reference, at: position)
         }
         for (name, objects) in members { try replaceMembers(of: name, with: objects) }
     }

@@ -24,7 +24,9 @@ extension StoredObject {
     }
 
     /// Sets the to-one `relationship` to `destination` (nil empties it). The old destination's
-    /// to-many loses this object and the new one's gains it, at once; both become updated.
+    /// to-many loses this object and the new one's gains it, at once; both become updated. For
+    /// a one-to-one, the inverse follows: the old partner's and the new partner's old partner's
+    /// references are emptied, and the new partner's names this object.
     ///
     /// ```swift
     /// ann.setDestination(engineering, of: "department")
@@ -43,7 +45,11 @@ extension StoredObject {
                     + "not at \(destination.storedID)")
             }
         }
-        setReference(destination.map { .string($0.storedID.uriString) } ?? .null, at: layout.storagePosition!)
+        if let end = context.core.schema.oneToOneEnd(entity.name, relationship) {
+            setPartner(destination, end)
+        } else {
+            setReference(destination.map { .string($0.storedID.uriString) } ?? .null, at: layout.storagePosition!)
+        }
     }
 
     /// The members of the to-many `relationship`: the destination objects whose inverse points

@@ -147,6 +147,13 @@ public final class StoredObject {
         }
     }
 
+    /// One attribute's ancestor value. Unlike `ancestorValues[position]`, it makes no values:
+    /// while a delta stands for the ancestor, those are a copy of the object's buffer.
+    func ancestorValue(at position: Int) -> AttributeValue {
+        guard let delta = ancestorDelta else { return ancestorStorage![position] }
+        return delta.position == position ? delta.value : currentStorage[position]
+    }
+
     /// Whether the values differ from the ancestor's (absent counting as null): with one
     /// attribute changed, a comparison of that slot alone.
     /// Whether the object differs from its ancestor: in its values, or in a to-many's members.
@@ -288,7 +295,7 @@ public final class StoredObject {
             let position = position(of: property)
             if position >= entity.layout.declaredAttributes.count {
                 // A to-one's stored reference: both ends change (StoredObject+Relationships.swift).
-                setReference(newValue, at: position)
+                assignReference(newValue, at: position)
             } else {
                 write(newValue, at: position)
             }

@@ -8,7 +8,9 @@ import Policies
 // - after allocating keys: references to objects inserted by the same save take their permanent IDs;
 // - after each conflict round: a reference to an object the policy left deleted is removed (or
 //   cascades), and a delete that won against a store update applies its rules again to the members
-//   that update added, so no stored to-one points at a deleted object.
+//   that update added, so no stored to-one points at a deleted object;
+// - before the first commit and after each conflict round: one-to-one pairs are made symmetric
+//   (ObjectContext+OneToOneRepair.swift).
 
 extension ObjectContext {
     /// The pre-pass: marks the ends of every changed to-one and checks the `deny` rules.
@@ -89,7 +91,9 @@ extension ObjectContext {
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
-            for relationship in owner.entity.layout.relationships where relationship.isToMany {
+            // A to-many's members, or the objects whose one-to-one end names the owner.
+            for relationship in owner.entity.layout.relationships
+            where relationship.isToMany || core.schema.oneToOneEnd(owner.entity.name, relationship.name) != nil {
                 let rule = relationship.description.deleteRule
                 guard rule != .noAction else { continue }
                 let memberIDs = try storeMemberIDs(of: entries[index].id, relationship)
@@ -178,8 +182,11 @@ extension ObjectContext {
         // owners come before their members, so a cancelled cascade cancels all the way down.
         for index in entries.indices {
             guard let owner = entries[index].ownerEntry else { continue }
-            switch entries[owner].step {
-            case .delete, .dropDeleted: continue
+            switch (entries[owner].step, entries[index].step) {
+            case (.delete, _), (.dropDeleted, _): continue
+            // A member the policy just resolved to the store's state keeps it: its ancestor may
+            // be an older read (a one-to-one repair reads what the entry takes as the truth).
+            case (_, .takeStore): continue
             default: entries[index].step = .takeStore(values: entries[index].ancestorValues, version: entries[index].ancestorVersion)
             }
         }
@@ -187,6 +194,7 @@ extension ObjectContext {
         try includeStoreMembers(ofDeletesAmong: resolved, in: &entries)
         try includeRestoredDestinations(of: resolved, theirs: theirs, in: &entries)
         try nullifyReferencesToDeleted(in: &entries)
+        if core.schema.hasOneToOne { try repairOneToOnePairs(in: &entries, first: resolved) }
     }
 
     /// A resolution may write a reference the store's record does not hold (overwrite writes our

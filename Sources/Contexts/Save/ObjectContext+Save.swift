@@ -123,6 +123,9 @@ extension ObjectContext {
             }
             // After the record operations: operation i stays entry i's record (`finish`).
             if core.schema.hasIndexes {
+                // Room for one moved entry (a delete and a put) per object, the usual save:
+                // growing a batch of 10,000 operations twice moved all of them each time.
+                batch.reserveCapacity(batch.count + 2 * entries.count)
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
             }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
@@ -239,6 +242,11 @@ extension ObjectContext {
                 entryOfOperation = []
                 for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
             }
+        }
+        if core.schema.hasOneToOne, try repairOneToOnePairs(in: &entries, first: []) {
+            batch = StorageBatch()
+            entryOfOperation = []
+            for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
         }
         // Before keys are allocated: a duplicate within the save costs the store nothing.
         if core.schema.hasUniquenessConstraints { try checkUniquenessWithinSave(entries) }

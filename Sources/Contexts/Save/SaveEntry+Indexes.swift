@@ -9,18 +9,21 @@
 extension SaveEntry {
     /// Appends the index deletes and puts that take the entry's indexes from its ancestor to
     /// the values it writes; nothing for an index whose key does not change.
-    func appendIndexOperations(to batch: inout StorageBatch) {
+    ///
+    /// `mutating` for the reason `append(to:)` gives. The ancestor is read slot by slot
+    /// (`ancestorValue(at:)`): making its values copied each changed object's buffer.
+    mutating func appendIndexOperations(to batch: inout StorageBatch) {
         let indexes = object.entity.layout.indexes
         guard !indexes.isEmpty, let primaryKey = id.primaryKey else { return }
-        let old: ObjectValues?, new: ObjectValues?
+        let hasOld: Bool, hasNew: Bool
         switch step {
         case .insert:
-            (old, new) = (nil, values)
+            (hasOld, hasNew) = (false, true)
         case .update:
             // Version 0: a re-insert of a record the store deleted, whose entries went with it.
-            (old, new) = (ancestorVersion == 0 ? nil : ancestorValues, values)
+            (hasOld, hasNew) = (ancestorVersion != 0, true)
         case .delete:
-            (old, new) = (ancestorValues, nil)
+            (hasOld, hasNew) = (true, false)
         case .check, .takeStore, .dropDeleted, .discardInsert:
             return
         }
@@ -28,9 +31,9 @@ extension SaveEntry {
             // Values that compare equal encode to the same key (the encoding is a function of
             // the value, and equal values encode alike: NFC strings, 0.0 and -0.0, NaNs), so an
             // index none of whose attributes changed keeps its entry, without making either key.
-            if let old, let new, index.positions.allSatisfy({ old[$0] == new[$0] }) { continue }
-            let oldKey = old.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
-            let newKey = new.map { IndexKeyEncoding.entryKey($0, index: index, primaryKey: primaryKey) }
+            if hasOld, hasNew, index.positions.allSatisfy({ ancestorValue(at: $0) == values[$0] }) { continue }
+            let oldKey = hasOld ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { ancestorValue(at: $0) } : nil
+            let newKey = hasNew ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { values[$0] } : nil
             if oldKey == newKey { continue }
             if let oldKey { batch.deleteUnversioned(oldKey, in: index.tableName) }
             if let newKey { batch.putUnversioned([], forKey: newKey, in: index.tableName) }

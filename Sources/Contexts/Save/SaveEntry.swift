@@ -49,6 +49,11 @@ struct SaveEntry {
         get { ancestorOverride ?? object.ancestorValues }
         set { ancestorOverride = newValue }
     }
+    /// One attribute of `ancestorValues`, without making them (see `StoredObject.ancestorValue(at:)`).
+    func ancestorValue(at position: Int) -> AttributeValue {
+        if let ancestorOverride { return ancestorOverride[position] }
+        return object.ancestorValue(at: position)
+    }
     /// Nil while the ancestor is the object's own: an entry holding a copy of every object's
     /// ancestor retained it when made and released it when dropped, two atomic operations per
     /// object of a save, for values only a conflict reads.

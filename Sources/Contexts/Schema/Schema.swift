@@ -24,6 +24,10 @@ public struct Schema: Sendable, Hashable {
     let hasUniquenessConstraints: Bool
     /// Whether any entity declares a relationship: a save of a schema without one skips them.
     let hasRelationships: Bool
+    /// The one-to-one ends by entity name, each entity's in declaration order.
+    private let oneToOneEnds: [String: [OneToOneEnd]]
+    /// Whether any entity has a one-to-one relationship: a save without one skips its repair.
+    var hasOneToOne: Bool { !oneToOneEnds.isEmpty }
 
     /// Builds a schema, checking every entity and attribute.
     ///
@@ -35,7 +39,7 @@ public struct Schema: Sendable, Hashable {
     ///   default value of the wrong type, an index or uniqueness constraint that names an
     ///   unknown attribute, none, one twice, or repeats another, or a relationship whose name
     ///   is taken, whose destination is unknown, whose inverse does not point back, or whose
-    ///   kind is not stored (many-to-many, one-to-one, ordered).
+    ///   kind is not stored (many-to-many, ordered).
     public init(_ entities: [EntityDescription]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() {
@@ -68,9 +72,19 @@ public struct Schema: Sendable, Hashable {
             try Self.checkUniquenessConstraints(of: entity)
             try Self.checkIndexes(of: entity)
         }
+        var oneToOne: [String: [OneToOneEnd]] = [:]
         for entity in entities {
             try Self.checkRelationships(of: entity, entities: entities, index: index)
+            for relationship in entity.layout.relationships where !relationship.isToMany {
+                let destination = entities[index[relationship.description.destination]!].layout
+                guard let inverse = destination.relationship(named: relationship.description.inverse),
+                      let inversePosition = inverse.storagePosition else { continue }
+                oneToOne[entity.name, default: []].append(OneToOneEnd(
+                    name: relationship.name, position: relationship.storagePosition!, destination: destination.name,
+                    inverse: inverse.name, inversePosition: inversePosition))
+            }
         }
+        oneToOneEnds = oneToOne
         self.entities = entities
         indexByName = index
         hasIndexes = entities.contains { !$0.layout.indexes.isEmpty }
@@ -87,6 +101,16 @@ public struct Schema: Sendable, Hashable {
         indexByName[name].map { entities[$0] }
     }
 
+    /// The one-to-one end `relationship` of `entity` is, or nil for any other relationship.
+    func oneToOneEnd(_ entity: String, _ relationship: String) -> OneToOneEnd? {
+        oneToOneEnds[entity]?.first { $0.name == relationship }
+    }
+
+    /// The one-to-one ends of `entity`, in declaration order (none for most entities).
+    func oneToOneEnds(of entity: String) -> [OneToOneEnd] {
+        oneToOneEnds[entity] ?? []
+    }
+
     private static func checkRelationships(
         of entity: EntityDescription, entities: [EntityDescription], index: [String: Int]
     ) throws(SchemaError) {
@@ -101,7 +125,6 @@ public struct Schema: Sendable, Hashable {
             }
             let unsupported: String? = switch (relationship.isToMany, inverse.isToMany) {
             case (true, true): "many-to-many"
-            case (false, false): "one-to-one"
             default: relationship.isOrdered ? "an ordered to-many" : nil
             }
             if let unsupported {

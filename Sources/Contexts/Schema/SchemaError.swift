@@ -98,7 +98,7 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SchemaError.invalidInverse(entity: "Person", relationship: "department", inverse: "staff")
     /// ```
     case invalidInverse(entity: String, relationship: String, inverse: String)
-    /// A kind of relationship this version does not store: many-to-many, one-to-one, or an
+    /// A kind of relationship this version does not store: many-to-many or an
     /// ordered to-many. `reason` says which.
     ///
     /// ```swift

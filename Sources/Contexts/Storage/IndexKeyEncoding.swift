@@ -75,12 +75,7 @@ package enum IndexKeyEncoding {
     /// The key of one index entry: the object's values of the index's attributes, then its
     /// primary key (8 bytes big-endian), so equal values order by primary key.
     static func entryKey(_ values: ObjectValues, index: IndexLayout, primaryKey: UInt64) -> [UInt8] {
-        var key: [UInt8] = []
-        key.reserveCapacity(16 * index.positions.count + 8)
-        let cap = index.contentCap
-        for position in index.positions { append(values[position], to: &key, cap: cap) }
-        appendBigEndian(primaryKey, to: &key)
-        return key
+        entryKey(index: index, primaryKey: primaryKey) { values[$0] }
     }
 
     /// The primary key at the end of an entry key, nil when it is too short to hold one.

@@ -4,7 +4,8 @@ import Policies
 
 extension ObjectStore {
     /// What is wrong with the stored graph, read in one view: every stored to-one must name a
-    /// record of its destination entity (none may point at a deleted object). The to-many ends
+    /// record of its destination entity (none may point at a deleted object), and a one-to-one's
+    /// destination must name the object back. The to-many ends
     /// are derived from the to-ones, so no member can have an inverse pointing elsewhere; their
     /// index entries are `indexProblems()`'s to check. Empty when consistent.
     ///
@@ -16,6 +17,9 @@ extension ObjectStore {
         defer { view.close() }
         var keysByEntity: [String: Set<UInt64>] = [:]
         var references: [(source: String, relationship: String, target: ObjectID)] = []
+        // One-to-one ends by (the object's URI, the reference's position): the target's URI.
+        var pairEnds: [String: String] = [:]
+        var pairs: [(source: ObjectID, end: OneToOneEnd, target: ObjectID)] = []
         for entity in schema.entities {
             let layout = entity.layout
             var keys = Set<UInt64>()
@@ -31,16 +35,29 @@ extension ObjectStore {
                         continue
                     }
                     references.append((source, relationship.name, target))
+                    if let end = schema.oneToOneEnd(entity.name, relationship.name) {
+                        let id = ObjectID(entityName: entity.name, primaryKey: primaryKey)
+                        pairEnds["\(id.uriString) \(end.position)"] = target.uriString
+                        pairs.append((id, end, target))
+                    }
                 }
                 return true
             }
             keysByEntity[entity.name] = keys
         }
-        return references.compactMap { reference in
+        let dangling: [String] = references.compactMap { reference in
             guard let key = reference.target.primaryKey, keysByEntity[reference.target.entityName]?.contains(key) == true else {
                 return "\(reference.source).\(reference.relationship) points at \(reference.target), which the store does not hold"
             }
             return nil
         }
+        let asymmetric: [String] = pairs.compactMap { pair in
+            let back = pairEnds["\(pair.target.uriString) \(pair.end.inversePosition)"]
+            guard back == pair.source.uriString else {
+                return "\(pair.source).\(pair.end.name) names \(pair.target), whose \(pair.end.inverse) names \(back ?? "nothing")"
+            }
+            return nil
+        }
+        return dangling + asymmetric
     }
 }
