@@ -217,11 +217,15 @@ public final class Snapshot: @unchecked Sendable {
         guard count > 0 else { return }
         try withTransaction("read") { (transaction) throws in
             guard let transaction else { throw endedError }
+            // A local copy for the loop: each `&tableHandles` (a class's property) was an
+            // exclusive access checked at run time, per key.
+            var handles = tableHandles
+            defer { tableHandles = handles }
             for position in 0..<count {
                 let (table, key) = key(position)
                 try Store.validate(key: key, maxKeySize: core.maxKeySize)
                 switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
-                                              floor: floor, version: version, handles: &tableHandles) {
+                                              floor: floor, version: version, handles: &handles) {
                 case .absent:
                     try body(position, nil, 0)
                 case .overlay(let entry):

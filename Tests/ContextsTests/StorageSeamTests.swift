@@ -50,6 +50,28 @@ struct StorageSeamTests {
         #expect(seen == [Self.key(1): 101, Self.key(2): 201], "values and versions as the first batch left them")
     }
 
+    @Test("reading records by primary key gives what reading their storage keys gives, absent ones included")
+    func recordsByPrimaryKey() throws {
+        let store = try TestStore()
+        defer { store.close() }
+        // Value 10 × n at key n, for n = 2, 3, 5, in one unconditional commit.
+        _ = try store.objects.storage.commit(
+            [2, 3, 5].reduce(into: StorageBatch()) { $0.put([$1 * 10], forKey: Self.key($1), in: "seam", if: nil) }, durability: .normal)
+        let view = try store.objects.storage.readView()
+        defer { view.close() }
+        // Out of order and repeated: the engine's view rewrites one key buffer per record.
+        let primaryKeys: [UInt64] = [5, 1, 2, 5, 4, 3]
+        var byKey: [String] = [], byPrimaryKey: [String] = []
+        try view.visitValues(forKeys: primaryKeys.map { StorageKey(table: "seam", key: Self.key(UInt8($0))) }) { index, value, version in
+            byKey.append("\(index):\(value.map { Array($0) } ?? []):\(version)")
+        }
+        try view.visitRecords(in: "seam", primaryKeys: primaryKeys) { index, value, version in
+            byPrimaryKey.append("\(index):\(value.map { Array($0) } ?? []):\(version)")
+        }
+        #expect(byPrimaryKey == byKey)
+        #expect(byPrimaryKey == ["0:[50]:1", "1:[]:0", "2:[20]:1", "3:[50]:1", "4:[]:0", "5:[30]:1"])
+    }
+
     @Test("every commit that writes reaches the commit observers with its version and keys")
     func commitObservers() throws {
         let store = try TestStore()

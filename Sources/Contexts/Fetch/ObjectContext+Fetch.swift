@@ -63,7 +63,11 @@ extension ObjectContext {
             }
             if onlyMade { objects = made }
         } else {
-            objects = try matches(for: request, entity: entity, plan: plan).map { candidate in
+            let candidates = try matches(for: request, entity: entity, plan: plan)
+            // Sized once: grown by appends, a page of 20 reallocated each list five times.
+            made.reserveCapacity(candidates.count)
+            ids.reserveCapacity(candidates.count)
+            objects = candidates.map { candidate in
                 switch candidate.source {
                 case .registered(let object):
                     return object

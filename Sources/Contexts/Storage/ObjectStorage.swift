@@ -80,6 +80,12 @@ package protocol StorageReadView: AnyObject, Sendable {
         forKeys keys: [StorageKey], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
     ) throws
 
+    /// Visits the records of `primaryKeys` in `table`, in order: `visitValues(forKeys:)` of their
+    /// storage keys (``StorageMapping``), which a view may read without making each key.
+    func visitRecords(
+        in table: String, primaryKeys: [UInt64], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
+    ) throws
+
     /// Visits the records of `table` in key order (or reverse), within [`lower`, `upper`);
     /// `body` returns false to stop.
     func forEach(
@@ -101,6 +107,13 @@ package protocol StorageReadView: AnyObject, Sendable {
 }
 
 extension StorageReadView {
+    /// Through `visitValues(forKeys:)`, for views with no cheaper way.
+    package func visitRecords(
+        in table: String, primaryKeys: [UInt64], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
+    ) throws {
+        try visitValues(forKeys: primaryKeys.map { StorageKey(table: table, key: StorageMapping.key(for: $0)) }, body)
+    }
+
     /// The count through `forEach`, for views with no cheaper way.
     package func countKeys(
         in table: String, from lower: [UInt8]?, to upper: [UInt8]?, where include: ((UnsafeRawBufferPointer) -> Bool)?
