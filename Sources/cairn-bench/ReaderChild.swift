@@ -18,11 +18,20 @@ enum ReaderChild {
     }
 
     /// Runs this executable again with `arguments` (a child mode's flag first), its standard
-    /// output on a pipe.
+    /// output on a pipe. `CAIRN_BENCH_CHILD_PREFIX` (words, e.g. a valgrind command) goes before
+    /// the child's command line: a profiler that follows children breaks `Process.run`.
     static func spawnSelf(_ arguments: [String], input: Pipe? = nil) throws -> (process: Process, output: Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        process.arguments = arguments
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let prefix = ProcessInfo.processInfo.environment["CAIRN_BENCH_CHILD_PREFIX"]?
+            .split(separator: " ").map(String.init) ?? []
+        if prefix.isEmpty {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = prefix + [executable] + arguments
+        }
         let output = Pipe()
         process.standardOutput = output
         if let input { process.standardInput = input }
