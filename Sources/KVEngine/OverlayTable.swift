@@ -57,7 +57,7 @@ package final class OverlayTable {
     /// False when the table holds no key (of any table) with these bytes: a point read can
     /// skip the probe, and the keyed hash it needs.
     @inline(__always)
-    func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { filter.mayHold(key) }
+    package func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { filter.mayHold(key) }
 
     /// The number of buckets for `capacity` keys: a power of two, at most three quarters full.
     private static func size(for capacity: Int) -> Int {
