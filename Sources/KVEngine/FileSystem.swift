@@ -132,20 +132,23 @@ package final class PosixLogFile: LogFile, @unchecked Sendable {
     }
 
     package func read(at offset: Int, count: Int) throws(KVError) -> [UInt8] {
-        var buffer = [UInt8](repeating: 0, count: count)
-        var done = 0
-        while done < count {
-            let got = buffer.withUnsafeMutableBytes { raw in
-                pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
+        // Not zeroed first: only the bytes read are kept (zeroing was most of a small read).
+        var failure: Int32 = 0
+        let buffer = [UInt8](unsafeUninitializedCapacity: count) { raw, initialized in
+            var done = 0
+            while done < count {
+                let got = pread(descriptor, raw.baseAddress! + done, count - done, off_t(offset + done))
+                if got == -1 {
+                    if errno == EINTR { continue }
+                    failure = errno
+                    break
+                }
+                if got == 0 { break }
+                done += got
             }
-            if got == -1 {
-                if errno == EINTR { continue }
-                throw KVError.io(errno: errno, operation: "pread", path: path)
-            }
-            if got == 0 { break }
-            done += got
+            initialized = done
         }
-        if done < count { buffer.removeLast(count - done) }
+        if failure != 0 { throw KVError.io(errno: failure, operation: "pread", path: path) }
         return buffer
     }
 

@@ -25,9 +25,12 @@ struct LogFollower {
     /// Log records read since open (decoded or stepped over), for the stats and the tests of
     /// "a refresh reads only what is new".
     private(set) var recordsRead = 0
+    /// The table names of the commits decoded so far.
+    private var names = TableNames()
 
-    /// How much a read asks for when it does not know the record's length yet.
-    static let chunk = 16 << 10
+    /// How much a read asks for when it does not know the record's length yet: a refresh
+    /// usually finds a few small commits (a longer record is read whole, see `read`).
+    static let chunk = 4 << 10
 
     init(fileSystem: any FileSystem, directory: String, after version: UInt64, generation: UInt64) {
         self.fileSystem = fileSystem
@@ -117,7 +120,7 @@ struct LogFollower {
                     if version > applied {
                         let decoded = buffer.withUnsafeBytes { bytes in
                             LogRecordCodec.decodePayload(UnsafeRawBufferPointer(rebasing: bytes[(payload.lowerBound)..<(payload.upperBound)]),
-                                                         version: version)
+                                                         version: version, names: &names)
                         }
                         guard let commit = decoded else {
                             throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,

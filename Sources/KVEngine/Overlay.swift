@@ -49,7 +49,9 @@ struct LiveSnapshot {
     let floor: UInt64
     let version: UInt64
     let openedAt: Double
-    weak var snapshot: Snapshot?
+    /// What the engine ends when it expires the snapshot or closes the store: held strongly,
+    /// the snapshot itself not at all (see `SnapshotTransaction`).
+    let transaction: SnapshotTransaction
 }
 
 /// The overlay's versions of one key: the newest inline (most keys have just one, so

@@ -26,6 +26,10 @@ package final class OverlayTable {
     /// 1 where the bucket at that index holds a key.
     private var used: UnsafeMutablePointer<UInt8>
     private var mask: Int
+    /// Which key bytes the table may hold, sized with the buckets (see `KeyFilter`).
+    /// Unchecked: the table is used only under the overlay lock, and the runtime's check of
+    /// each access cost more than the filter's own work.
+    @exclusivity(unchecked) private var filter: KeyFilter
     /// How many keys the table holds.
     package private(set) var count = 0
 
@@ -38,6 +42,7 @@ package final class OverlayTable {
         used = .allocate(capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
+        filter = KeyFilter(slots: KeyFilter.slots(forBuckets: size))
     }
 
     deinit {
@@ -46,7 +51,13 @@ package final class OverlayTable {
         for index in 0...mask where used[index] != 0 { _ = (buckets + index).move() }
         buckets.deallocate()
         used.deallocate()
+        filter.deallocate()
     }
+
+    /// False when the table holds no key (of any table) with these bytes: a point read can
+    /// skip the probe, and the keyed hash it needs.
+    @inline(__always)
+    package func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { filter.mayHold(key) }
 
     /// The number of buckets for `capacity` keys: a power of two, at most three quarters full.
     private static func size(for capacity: Int) -> Int {
@@ -122,6 +133,7 @@ package final class OverlayTable {
         (buckets + index).initialize(to: Bucket(key: key, versions: makeNew()))
         used[index] = 1
         count += 1
+        key.key.withUnsafeBytes { filter.add($0) }
         return body(&(buckets + index).pointee.versions, true)
     }
 
@@ -132,6 +144,7 @@ package final class OverlayTable {
         let removed = (buckets + index).move()
         used[index] = 0
         count -= 1
+        removed.key.key.withUnsafeBytes { filter.remove($0) }
         // Shift back the run that follows, so no lookup stops early at the hole: a key moves
         // into the hole when its home bucket is not cyclically in (hole, its index].
         var hole = index
@@ -172,11 +185,14 @@ package final class OverlayTable {
         used = .allocate(capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
+        filter.deallocate()
+        filter = KeyFilter(slots: KeyFilter.slots(forBuckets: size))
         for old in 0..<oldSize where oldUsed[old] != 0 {
             var index = Int(truncatingIfNeeded: (oldBuckets + old).pointee.key.digest) & mask
             while used[index] != 0 { index = (index + 1) & mask }
             (buckets + index).initialize(to: (oldBuckets + old).move())
             used[index] = 1
+            (buckets + index).pointee.key.key.withUnsafeBytes { filter.add($0) }
         }
         oldBuckets.deallocate()
         oldUsed.deallocate()

@@ -62,7 +62,7 @@ package enum RecordState: Equatable {
 /// }
 /// ```
 ///
-/// `@unchecked Sendable`: the LMDB transaction, `tableHandles` and `expiry` are used only
+/// `@unchecked Sendable`: the LMDB transaction and what reads keep beside it are used only
 /// under `transaction`'s lock; every other stored property is immutable.
 public final class Snapshot: @unchecked Sendable {
     /// The commit version this snapshot reads at.
@@ -70,46 +70,28 @@ public final class Snapshot: @unchecked Sendable {
     let floor: UInt64
     let id: Int
     let core: StoreCore
-    private let transaction: ConditionLock<LMDBTransaction?>
-    /// Table handles, the last one remembered. Under `transaction`'s lock.
-    private var tableHandles: TableHandles
-    /// The thread inside `transaction`'s lock, to catch re-entrance (which would deadlock).
-    private let owner = Atomic<UInt>(0)
-    /// Why the engine ended the transaction (`Options.maxSnapshotAge`/`maxSnapshotLag`), or
-    /// nil. Under `transaction`'s lock.
-    private var expiry: String? = nil
+    /// The read transaction, its table handles and why it ended; the engine holds it too.
+    let transaction: SnapshotTransaction
 
     /// Whether the transaction is the engine's reserved reader, reset and returned on close.
-    let recycles: Bool
+    var recycles: Bool { transaction.recycles }
 
-    init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, tables: [String: MDB_dbi],
-         transaction: LMDBTransaction, recycles: Bool = false) {
+    init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, transaction: SnapshotTransaction) {
         self.core = core
-        self.recycles = recycles
         self.id = id
         self.floor = floor
         self.version = version
-        self.tableHandles = TableHandles(tables)
-        self.transaction = ConditionLock(transaction)
+        self.transaction = transaction
     }
 
     deinit { close() }
 
-    /// Runs `body` under the transaction lock; using the snapshot again from inside one of
-    /// its own closures would deadlock, so it stops the process with a message instead.
+    /// Runs `body` under the transaction lock (see `SnapshotTransaction.withState`).
+    @inline(__always)
     private func withTransaction<Result, Failure: Error>(
-        _ operation: String, _ body: (inout LMDBTransaction?) throws(Failure) -> Result
+        _ operation: String, _ body: (inout SnapshotTransaction.State) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
-        if owner.load(ordering: .relaxed) == me {
-            fatalError("Snapshot.\(operation) called inside a closure that is reading from the same snapshot "
-                + "(withValue/forEach); copy what you need out of the closure and call it afterwards")
-        }
-        return try transaction.withLock { (transaction) throws(Failure) -> Result in
-            owner.store(me, ordering: .relaxed)
-            defer { owner.store(0, ordering: .relaxed) }
-            return try body(&transaction)
-        }
+        try transaction.withState(operation, body)
     }
 
     /// Ends the snapshot. Reading from it afterwards throws `KVError.snapshotClosed`.
@@ -120,41 +102,17 @@ public final class Snapshot: @unchecked Sendable {
         // order is the usual one): `Store.close` ends each registered snapshot through this lock
         // before it closes LMDB, so a close racing with it can never abort (or keep) the
         // transaction after the environment is gone.
-        withTransaction("close()") { transaction in
-            guard let open = transaction else { return }
-            transaction = nil
+        withTransaction("close()") { state in
+            guard let open = state.transaction else { return }
+            state.transaction = nil
             open.reset()
             core.snapshotDidClose(id: id, reader: open, reserved: recycles)
         }
     }
 
     /// The error a read gets once the transaction is gone.
-    private var endedError: KVError {
-        expiry.map { KVError.snapshotExpired(version: version, reason: $0) } ?? .snapshotClosed
-    }
-
-    /// Ends the LMDB transaction because the snapshot outlived the store's bound, so LMDB
-    /// can reuse the pages it pinned; later reads throw `KVError.snapshotExpired`. Waits for
-    /// a read in progress to finish. Returns false when the snapshot had already ended.
-    /// Called by the applier with no lock held (reads take the overlay lock inside this one).
-    func expire(reason: String) -> Bool {
-        endTransaction("expire", expiry: reason)
-    }
-
-    /// Ends the LMDB transaction because the store is closing; the store already forgot it.
-    func invalidate() {
-        _ = endTransaction("close() (through Store.close())", expiry: nil)
-    }
-
-    /// Aborts the transaction unless it already ended; `expiry` is why, for later reads.
-    private func endTransaction(_ operation: String, expiry reason: String?) -> Bool {
-        withTransaction(operation) { transaction -> Bool in
-            guard let open = transaction else { return false }
-            open.abort()
-            transaction = nil
-            expiry = reason
-            return true
-        }
+    private func endedError(_ state: SnapshotTransaction.State) -> KVError {
+        state.expiry.map { KVError.snapshotExpired(version: version, reason: $0) } ?? .snapshotClosed
     }
 
     /// Calls `body` with the value and record version of `key`, without copying the value.
@@ -190,10 +148,10 @@ public final class Snapshot: @unchecked Sendable {
     func visitStored(forKey key: [UInt8], in table: String,
                      _ body: (UnsafeRawBufferPointer?, UInt64, Bool) throws -> Void) throws {
         try Store.validate(key: key, maxKeySize: core.maxKeySize)
-        try withTransaction("read") { (transaction) throws in
-            guard let transaction else { throw endedError }
+        try withTransaction("read") { (state) throws in
+            guard let transaction = state.transaction else { throw endedError(state) }
             switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
-                                          floor: floor, version: version, handles: &tableHandles) {
+                                          floor: floor, version: version, handles: &state.handles) {
             case .absent:
                 try body(nil, 0, false)
             case .overlay(let entry):
@@ -215,12 +173,12 @@ public final class Snapshot: @unchecked Sendable {
         _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
     ) throws {
         guard count > 0 else { return }
-        try withTransaction("read") { (transaction) throws in
-            guard let transaction else { throw endedError }
-            // A local copy for the loop: each `&tableHandles` (a class's property) was an
+        try withTransaction("read") { (state) throws in
+            guard let transaction = state.transaction else { throw endedError(state) }
+            // A local copy for the loop: each `&state.handles` (a class's property) was an
             // exclusive access checked at run time, per key.
-            var handles = tableHandles
-            defer { tableHandles = handles }
+            var handles = state.handles
+            defer { state.handles = handles }
             for position in 0..<count {
                 let (table, key) = key(position)
                 try Store.validate(key: key, maxKeySize: core.maxKeySize)
@@ -246,10 +204,10 @@ public final class Snapshot: @unchecked Sendable {
     /// per-key lock of the snapshot, no closure, and no second check of keys the batch
     /// already validated.
     func withStateReader<Result>(_ body: (inout StateReader) throws(KVError) -> Result) throws(KVError) -> Result {
-        try withTransaction("commit") { (transaction) throws(KVError) -> Result in
-            guard let transaction else { throw endedError }
+        try withTransaction("commit") { (state) throws(KVError) -> Result in
+            guard let transaction = state.transaction else { throw endedError(state) }
             var reader = StateReader(transaction: transaction, overlay: core.overlay, floor: floor,
-                                     version: version, handles: tableHandles)
+                                     version: version, handles: state.handles)
             defer { reader.close() }
             return try body(&reader)
         }
@@ -341,9 +299,9 @@ public final class Snapshot: @unchecked Sendable {
             ? core.overlay.withLock { $0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version) }
             : []
         if reverse { overlayItems.reverse() }
-        try withTransaction("forEach/scan") { (transaction) throws in
-            guard let transaction else { throw endedError }
-            let cursor = try tableHandles.handle(of: table).map { try transaction.openCursor($0) }
+        try withTransaction("forEach/scan") { (state) throws in
+            guard let transaction = state.transaction else { throw endedError(state) }
+            let cursor = try state.handles.handle(of: table).map { try transaction.openCursor($0) }
             defer { cursor?.close() }
             var stored = try cursor.flatMap { try Self.position($0, lower: lower, upper: upper, reverse: reverse) }
             var overlayIndex = 0
@@ -411,9 +369,9 @@ public final class Snapshot: @unchecked Sendable {
             }
             return total
         }
-        return try withTransaction("count") { (transaction) throws(KVError) -> Int in
-            guard let transaction else { throw endedError }
-            guard let handle = tableHandles.handle(of: table) else { return 0 }
+        return try withTransaction("count") { (state) throws(KVError) -> Int in
+            guard let transaction = state.transaction else { throw endedError(state) }
+            guard let handle = state.handles.handle(of: table) else { return 0 }
             let cursor = try transaction.openCursor(handle)
             defer { cursor.close() }
             var total = 0
@@ -446,9 +404,9 @@ public final class Snapshot: @unchecked Sendable {
     /// Live records of `table` in LMDB (as of the applied version this snapshot reads):
     /// LMDB's entries less the tombstones the applier counted.
     func entryCount(in table: String) throws(KVError) -> Int {
-        try withTransaction("entryCount") { (transaction) throws(KVError) -> Int in
-            guard let transaction else { throw endedError }
-            guard let dbi = tableHandles.handle(of: table) else { return 0 }
+        try withTransaction("entryCount") { (state) throws(KVError) -> Int in
+            guard let transaction = state.transaction else { throw endedError(state) }
+            guard let dbi = state.handles.handle(of: table) else { return 0 }
             let tombstones = try StoreCore.tombstoneCount(of: table, in: transaction, meta: core.metaHandle)
             return try transaction.entryCount(dbi) - Int(tombstones)
         }
@@ -530,8 +488,11 @@ enum StoredState {
     static func lookup(_ key: [UInt8], in table: String, tableKey: TableKey? = nil, transaction: LMDBTransaction,
                        overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
                        handles: inout TableHandles) throws(KVError) -> StoredState {
-        if floor < version,
-           let entry = overlay.withLock({ $0.entry(tableKey ?? TableKey(table: table, key: key), floor: floor, version: version) }) {
+        if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
+            // The filter first: most keys a reader reads are not in the overlay.
+            guard key.withUnsafeBytes({ state.entries.mayHold($0) }) else { return nil }
+            return state.entry(tableKey ?? TableKey(table: table, key: key), floor: floor, version: version)
+        }) {
             return .overlay(entry)
         }
         return try lookupStored(key, in: table, transaction: transaction, handles: &handles)

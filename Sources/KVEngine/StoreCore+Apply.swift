@@ -83,9 +83,10 @@ extension StoreCore {
     func expireOldSnapshots() {
         guard options.maxSnapshotAge != nil || options.maxSnapshotLag != nil else { return }
         let now = monotonicSeconds()
-        let expired = overlay.withLock { state -> [(id: Int, snapshot: Snapshot, reason: String)] in
+        let expired = overlay.withLock { state -> [(id: Int, snapshot: SnapshotTransaction, reason: String)] in
             state.liveSnapshots.compactMap { id, live in
-                guard let snapshot = live.snapshot, !snapshot.recycles else { return nil }
+                let snapshot = live.transaction
+                guard !snapshot.recycles else { return nil }
                 let lag = state.latestVersion - live.version
                 if let limit = options.maxSnapshotLag, lag > limit {
                     return (id, snapshot, "\(lag) commits behind the latest, more than maxSnapshotLag \(limit)")

@@ -69,6 +69,10 @@ extension StoreCore {
             // Generation 0: no writer ever published; every intact record counts.
             let limit = generation == 0 ? UInt64.max : acknowledged
             if position.nextVersion > limit { return }
+            // Commits LMDB holds already are stepped over, not decoded: with more than a few
+            // waiting, learning LMDB's applied version first (about two commits' decoding)
+            // spares a paced reader most of the writer's commits.
+            if limit - position.nextVersion >= StoreCore.commitsWorthAnAppliedCheck { try adoptApplied() }
             for _ in 0..<8 {
                 var commits: [LoggedCommit] = []
                 let applied = overlay.withLock { $0.appliedVersion }
@@ -97,11 +101,11 @@ extension StoreCore {
     private func rejoin(_ position: inout LogFollower, generation: UInt64) throws(KVError) {
         let start = published?.startVersion ?? 0
         let lmdbApplied = try readAppliedVersion()
-        let lost = overlay.withLock { state -> [Snapshot] in
+        let lost = overlay.withLock { state -> [SnapshotTransaction] in
             guard state.latestVersion > start else { return [] }
             state.discardEntries()
             state.latestVersion = lmdbApplied
-            return state.liveSnapshots.values.compactMap { $0.snapshot }
+            return state.liveSnapshots.values.map(\.transaction)
         }
         for snapshot in lost {
             _ = snapshot.expire(reason: "the writer reopened without commits this snapshot showed (a power loss or a recovery cut)")
@@ -121,6 +125,24 @@ extension StoreCore {
         try transaction.value(for: appliedKey, in: meta).map { bytes in
             bytes.count == 8 ? bytes.withUnsafeBytes { UInt64(littleEndian: $0.loadUnaligned(as: UInt64.self)) } : 0
         } ?? 0
+    }
+
+    /// How many commits waiting (less one) make `refresh` read LMDB's applied version first.
+    static let commitsWorthAnAppliedCheck: UInt64 = 3
+
+    /// Raises the reader's applied version (the floor of its next snapshots) to LMDB's now,
+    /// pruning what that makes unneeded, as a new snapshot does: a transaction begun under the
+    /// overlay lock sees at most what every snapshot begun later does.
+    private func adoptApplied() throws(KVError) {
+        let dropped = try overlay.withLock { (state) throws(KVError) in
+            let transaction = try renewedReader(&state)
+            defer {
+                transaction.reset()
+                state.idleReaders.keep(transaction)
+            }
+            return try adoptApplied(in: transaction, &state)
+        }
+        withExtendedLifetime(dropped) {}
     }
 
     /// For a reader's new snapshot, under the overlay lock: LMDB's applied version in

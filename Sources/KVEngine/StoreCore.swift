@@ -424,17 +424,8 @@ package final class StoreCore: @unchecked Sendable {
                     state.reservedReader = nil
                     transaction = kept
                     recycles = true
-                } else if let idle = state.idleReaders.take() {
-                    do throws(KVError) {
-                        try idle.renew()
-                        transaction = idle
-                    } catch {
-                        idle.abort()
-                        transaction = try beginReadTransaction(&state)
-                    }
-                    recycles = false
                 } else {
-                    transaction = try beginReadTransaction(&state)
+                    transaction = try renewedReader(&state)
                     recycles = false
                 }
                 if follower != nil {
@@ -452,16 +443,29 @@ package final class StoreCore: @unchecked Sendable {
                 }
                 let id = state.nextSnapshotID
                 state.nextSnapshotID += 1
+                let held = SnapshotTransaction(transaction, tables: state.tableHandles, recycles: recycles)
                 let snapshot = Snapshot(core: self, id: id, floor: state.watermark, version: state.latestVersion,
-                                        tables: state.tableHandles, transaction: transaction, recycles: recycles)
+                                        transaction: held)
                 state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
-                                                       openedAt: monotonicSeconds(), snapshot: snapshot)
+                                                       openedAt: monotonicSeconds(), transaction: held)
                 return snapshot
             }
             withExtendedLifetime(dropped) {}
             if let made { return made }
         }
         throw KVError.lmdb(code: MDB_BAD_DBI, operation: "opening the tables the writer keeps creating")
+    }
+
+    /// A kept reader renewed (`IdleReaders`), or a new read transaction; under the overlay lock.
+    func renewedReader(_ state: inout OverlayState) throws(KVError) -> LMDBTransaction {
+        guard let idle = state.idleReaders.take() else { return try beginReadTransaction(&state) }
+        do throws(KVError) {
+            try idle.renew()
+            return idle
+        } catch {
+            idle.abort()
+            return try beginReadTransaction(&state)
+        }
     }
 
     /// A new read transaction, under the overlay lock.
@@ -570,7 +574,7 @@ package final class StoreCore: @unchecked Sendable {
             state.reservedReader = nil
             state.idleReaders.abortAll()
             defer { state.liveSnapshots.removeAll() }
-            return state.liveSnapshots.values.compactMap { $0.snapshot }
+            return state.liveSnapshots.values.map(\.transaction)
         }
         for snapshot in snapshots { snapshot.invalidate() }
         overlay.broadcast()

@@ -6,7 +6,8 @@ import KVEngine
 // `cairn-bench --reader-child SYSTEM DIRECTORY RECORDS READS BATCH PAUSE-US`, which opens the
 // store read-only beside the benchmark's writer and makes READS point reads of random keys
 // among RECORDS, BATCH per view (a Cairn snapshot, an LMDB read transaction), sleeping
-// PAUSE-US microseconds after each view (0: none). It prints the seconds the reads took.
+// PAUSE-US microseconds after each view (0: none). It prints `ready` once the store is open
+// and its keys are made, then, at the end, the seconds the reads took.
 
 enum ReaderChild {
     static let flag = "--reader-child"
@@ -18,11 +19,20 @@ enum ReaderChild {
     }
 
     /// Runs this executable again with `arguments` (a child mode's flag first), its standard
-    /// output on a pipe.
+    /// output on a pipe. `CAIRN_BENCH_CHILD_PREFIX` (words, e.g. a valgrind command) goes before
+    /// the child's command line: a profiler that follows children breaks `Process.run`.
     static func spawnSelf(_ arguments: [String], input: Pipe? = nil) throws -> (process: Process, output: Pipe) {
         let process = Process()
-        process.executableURL = URL(fileURLWithPath: try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
-        process.arguments = arguments
+        let executable = try FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")
+        let prefix = ProcessInfo.processInfo.environment["CAIRN_BENCH_CHILD_PREFIX"]?
+            .split(separator: " ").map(String.init) ?? []
+        if prefix.isEmpty {
+            process.executableURL = URL(fileURLWithPath: executable)
+            process.arguments = arguments
+        } else {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments = prefix + [executable] + arguments
+        }
         let output = Pipe()
         process.standardOutput = output
         if let input { process.standardInput = input }
@@ -30,11 +40,24 @@ enum ReaderChild {
         return (process, output)
     }
 
+    /// Waits for the child's `ready` line: its start (the runtime, its keys, the store's open)
+    /// costs a tenth of a second of CPU, which a fixed settling sleep let overlap the timed run.
+    static func waitUntilReady(_ child: (process: Process, output: Pipe)) throws {
+        var line: [UInt8] = []
+        while line.last != UInt8(ascii: "\n") {
+            guard let byte = try child.output.fileHandleForReading.read(upToCount: 1), !byte.isEmpty else {
+                throw BenchError(description: "reader process exited before it was ready")
+            }
+            line += byte
+        }
+    }
+
     static func finish(_ child: (process: Process, output: Pipe)) throws -> Double {
         let data = child.output.fileHandleForReading.readDataToEndOfFile()
         child.process.waitUntilExit()
+        let lastLine = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
         guard child.process.terminationStatus == 0,
-              let seconds = Double(String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)) else {
+              let seconds = Double(lastLine.trimmingCharacters(in: .whitespacesAndNewlines)) else {
             throw BenchError(description: "reader process exited \(child.process.terminationStatus): \(String(decoding: data, as: UTF8.self))")
         }
         return seconds
@@ -65,6 +88,7 @@ enum ReaderChild {
         options.readOnly = true
         let store = try Store(directory: directory, options: options)
         defer { store.close() }
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
         var found = 0, done = 0
         let seconds = try timed {
             while done < reads {
@@ -98,6 +122,7 @@ enum ReaderChild {
         var dbi: MDB_dbi = 0
         mdb_dbi_open(transaction, nil, 0, &dbi)
         mdb_txn_reset(transaction)
+        FileHandle.standardOutput.write(Data("ready\n".utf8))
         var found = 0, done = 0
         let seconds = timed {
             while done < reads {

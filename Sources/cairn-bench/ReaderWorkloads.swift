@@ -105,8 +105,8 @@ enum ReaderWorkloads {
                     try ReaderChild.start(system: "cairn", directory: stores.cairnDirectory, records: records,
                                           reads: Int.max / 2, batch: 10, pauseMicroseconds: 1_000)
                 }
-                // Let them open the store and settle before the writer is timed.
-                usleep(300_000)
+                // The writer is timed once each has opened the store and begun reading.
+                for reader in readers.value ?? [] { try ReaderChild.waitUntilReady(reader) }
             }, run: { _ in
                 defer {
                     for reader in readers.value ?? [] {

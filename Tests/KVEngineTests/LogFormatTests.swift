@@ -101,6 +101,35 @@ import KVEngine
         }
     }
 
+    /// A decoder that keeps the last table name (a reader following the log) names every
+    /// operation's table rightly across commits, including names of equal length, and still
+    /// refuses a name that is not UTF-8.
+    @Test func decodingWithKeptTableNamesGivesEachOperationItsTable() {
+        let commits = [
+            LoggedCommit(version: 1, operations: [LoggedOperation(table: "aa", key: [1], recordVersion: 1, value: [1])]),
+            LoggedCommit(version: 2, operations: [
+                LoggedOperation(table: "aa", key: [2], recordVersion: 1, value: [2]),
+                LoggedOperation(table: "ab", key: [3], recordVersion: 1, value: nil),
+                LoggedOperation(table: "", key: [4], recordVersion: 1, value: [4]),
+            ]),
+            LoggedCommit(version: 3, operations: [LoggedOperation(table: "aa", key: [5], recordVersion: 2, value: [5])]),
+        ]
+        var names = TableNames()
+        for commit in commits {
+            var writer = ByteWriter()
+            LogRecordCodec.encode(commit, durableVersion: commit.version, into: &writer)
+            let payload = Array(writer.bytes[LogFormat.recordHeaderSize...])
+            let decoded = payload.withUnsafeBytes { LogRecordCodec.decodePayload($0, version: commit.version, names: &names) }
+            #expect(decoded == commit)
+        }
+        // "aa" with its second byte made 0xFF: the same length as the kept name, not UTF-8.
+        var writer = ByteWriter()
+        LogRecordCodec.encode(commits[0], durableVersion: 1, into: &writer)
+        var payload = Array(writer.bytes[LogFormat.recordHeaderSize...])
+        payload[7] = 0xFF
+        #expect(payload.withUnsafeBytes { LogRecordCodec.decodePayload($0, version: 1, names: &names) } == nil)
+    }
+
     @Test func aPutOverATombstoneIsKindThree() {
         let commit = LoggedCommit(version: 9, operations: [
             LoggedOperation(table: "t", key: [0x6B], recordVersion: 4, value: [0x01], replacesTombstone: true),

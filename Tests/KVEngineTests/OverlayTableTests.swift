@@ -70,6 +70,8 @@ import KVEngine
                 }
                 #expect(contents(table) == model)
                 #expect(Set(table.keys) == Set(model.keys))
+                // The filter never rules out a key the table holds (a read would miss it).
+                #expect(model.keys.allSatisfy { key in key.key.withUnsafeBytes { table.mayHold($0) } }, "step \(step)")
             }
         }
         for number in 0..<keys {
@@ -92,5 +94,21 @@ import KVEngine
             #expect(table[key(number, digest: UInt64(number / 10) | 1 << 40)]?.newest.commitVersion == UInt64(number))
         }
         #expect(table[key(5, digest: 1 << 41)] == nil)
+    }
+
+    /// The key filter counts keys in and out: through a doubling every key is held, and once
+    /// every key is removed again, none is (a filter that only set bits would say all).
+    @Test func theKeyFilterForgetsRemovedKeys() {
+        let table = OverlayTable()
+        let keys = (0..<200).map { key($0, digest: UInt64($0) &* 0x9E37_79B9_7F4A_7C15 | 1 << 63) }
+        for (number, tableKey) in keys.enumerated() {
+            _ = table.withVersions(inserting: tableKey, { versions(number) }) { _, fresh in fresh }
+        }
+        #expect(keys.allSatisfy { key in key.key.withUnsafeBytes { table.mayHold($0) } })
+        for tableKey in keys {
+            if let index = table.bucket(of: tableKey) { table.remove(at: index) }
+        }
+        #expect(table.count == 0)
+        #expect(!keys.contains { key in key.key.withUnsafeBytes { table.mayHold($0) } })
     }
 }
