@@ -73,7 +73,7 @@ package struct OverlayVersions {
     /// the caller's byte count and to free (nil when kept). A key rewritten before it is
     /// applied then costs no array of older versions, and the applier has no copy to prune.
     @inline(__always)
-    mutating func push(_ entry: OverlayEntry, intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
+    mutating func push(_ entry: consuming OverlayEntry, intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
         let previous = newest
         newest = entry
         if intervals.contains(where: { $0.floor < previous.commitVersion && previous.commitVersion <= $0.version }) {
@@ -212,16 +212,11 @@ package struct OverlayState {
                     let tableKey = TableKey(table: operation.pointee.table, key: operation.pointee.key,
                                             digest: operation.pointee.digest)
                     let keyBytes = tableKey.count
-                    // One probe per write: a new key's versions are made from `entry`, an
-                    // existing key's take it as their newest; `fresh` tells which.
-                    var fresh = false
-                    let dropped = entries.withVersions(inserting: tableKey, { OverlayVersions(newest: entry) }) {
-                        versions, isNew -> OverlayEntry? in
-                        fresh = isNew
-                        return isNew ? nil : versions.push(entry, intervals: intervals)
-                    }
-                    if fresh { newKeysInRun += 1 }
                     bytes += entry.byteCount + keyBytes
+                    // One probe per write: a new key's versions are made from `entry`, an
+                    // existing key's take it as their newest.
+                    let (dropped, fresh) = entries.insertNewest(entry, for: tableKey, keepingFor: intervals)
+                    if fresh { newKeysInRun += 1 }
                     if let dropped {
                         bytes -= dropped.byteCount + keyBytes
                         // Sized once, at the first: a batch that replaces one record usually

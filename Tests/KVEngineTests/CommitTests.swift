@@ -160,6 +160,41 @@ import Glibc
         }
     }
 
+    /// When a key repeats, the rest of the batch is checked against the states its earlier
+    /// operations left, rebuilt from what they logged: a versioned delete leaves a tombstone
+    /// that a later put continues from, an unversioned put a live entry at version 0, an
+    /// unversioned delete nothing, and a check or a delete of an absent key what the store
+    /// holds.
+    @Test func aRepeatedKeySeesEveryKindOfEarlierOperation() throws {
+        try withStore { store, _ in
+            try store.put("gone", "old")   // at version 1
+            var setup = WriteBatch()
+            setup.putUnversioned(Array("entry".utf8), forKey: Array("was".utf8), in: WriteBatch.defaultTable)
+            try store.commit(setup)
+            var batch = WriteBatch()
+            batch.delete("gone", if: .version(1))                                               // a tombstone at 1
+            batch.putUnversioned(Array("e".utf8), forKey: Array("entry".utf8), in: WriteBatch.defaultTable)
+            batch.deleteUnversioned(Array("was".utf8), in: WriteBatch.defaultTable)              // no tombstone
+            batch.require(.absent, forKey: Array("never".utf8))                                 // logs nothing
+            batch.delete("absent")                                                              // logs nothing
+            for index in 0..<50 { batch.put("v", forKey: "k\(index)", if: .absent) }
+            batch.put("k0 again", forKey: "k0", if: .version(1))                                // the repeat
+            batch.put("back", forKey: "gone", if: .absent)                                      // continues from 1
+            batch.require(.version(0), forKey: Array("entry".utf8))
+            batch.put("new", forKey: "was", if: .absent)
+            batch.require(.absent, forKey: Array("never".utf8))
+            batch.put("now", forKey: "absent", if: .absent)
+            let info = try store.commit(batch)
+            #expect(info.recordVersions == [0, 0, 0, 0, 0] + Array(repeating: 1, count: 50) + [2, 2, 0, 1, 0, 1])
+            #expect(try store.string("gone") == "back")
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            #expect(try snapshot.recordVersion(of: Array("gone".utf8)) == 2)
+            #expect(try store.string("k0") == "k0 again")
+            #expect(try store.string("was") == "new")
+        }
+    }
+
     @Test func concurrentConditionalIncrementsLoseNoUpdate() throws {
         // Many threads do read-modify-write with a version condition, retrying on conflict:
         // the final count equals the number of successful commits.
