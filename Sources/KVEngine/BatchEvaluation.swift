@@ -24,7 +24,7 @@ struct BatchEvaluation {
     // `evaluate` does, hashes the table's part of each key's digest and counts its name's
     // bytes once a run.
     private var runTable: String? = nil
-    private var seeded = Hasher()
+    private var seeded = SipHash(key: (0, 0))
     private var runTableBytes = 0
     private var lastTable: String? = nil
 
@@ -50,7 +50,7 @@ struct BatchEvaluation {
     @inline(__always)
     private mutating func startRun(of table: String) {
         if table != runTable {
-            seeded = TableKey.seededHasher(table)
+            seeded = TableKey.seed(table)
             runTable = table
             runTableBytes = table.utf8.count
         }
