@@ -78,44 +78,48 @@ struct BatchEvaluation {
     /// the unresolved marker when the key is new to this batch; leaves the key's state after
     /// the operation in the slot. (One hash of the key per operation: a bulk load has a
     /// million of them.)
+    ///
+    /// Each logged operation's write for the overlay goes to `inserts` (its key, its entry at
+    /// `commitVersion`), made here while the key and value are at hand.
     @inline(__always)
     mutating func evaluate(
-        _ operation: consuming WriteBatch.Operation, tableKey: TableKey, slot: inout RecordState,
-        reader: inout StateReader, group: [TableKey: RecordState], knownTables: inout Set<String>
+        _ operation: consuming WriteBatch.Operation, tableKey: consuming TableKey, slot: inout RecordState,
+        reader: inout StateReader, group: [TableKey: RecordState], knownTables: inout Set<String>,
+        inserts: inout OverlayInserts
     ) throws(KVError) {
         switch consume operation {
         case let .unversionedPut(table, key, value):
             // No condition and no version to continue from: nothing to look up.
             try noteTableOfPut(knownTables: &knownTables)
-            payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: value.count)
-            operations.append(LoggedOperation(table: table, key: key, recordVersion: 0, value: value,
-                                              replacesTombstone: false, isUnversioned: true, digest: tableKey.digest))
+            log(LoggedOperation(table: table, key: key, recordVersion: 0, value: value,
+                                replacesTombstone: false, isUnversioned: true, digest: tableKey.digest),
+                tableKey: tableKey, inserts: &inserts)
             // A later operation of the group on the key sees what this one left.
             slot = .live(0)
             versions.append(0)
         case let .unversionedDelete(table, key):
-            payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: nil)
-            operations.append(LoggedOperation(table: table, key: key, recordVersion: 0, value: nil,
-                                              replacesTombstone: false, isUnversioned: true, digest: tableKey.digest))
+            log(LoggedOperation(table: table, key: key, recordVersion: 0, value: nil,
+                                replacesTombstone: false, isUnversioned: true, digest: tableKey.digest),
+                tableKey: tableKey, inserts: &inserts)
             slot = .absent
             versions.append(0)
         case let .put(table, key, value, condition):
             try put(table: table, key: key, value: value, condition: condition, tableKey: tableKey, slot: &slot,
-                    reader: &reader, group: group, knownTables: &knownTables)
+                    reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
         case let .putAtCommitVersion(table, value, condition):
             try put(table: table, key: tableKey.key, value: value, condition: condition, tableKey: tableKey, slot: &slot,
-                    reader: &reader, group: group, knownTables: &knownTables)
+                    reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
         case let .delete(table, key, condition):
             try resolve(&slot, of: tableKey, unconditional: condition == nil, reader: &reader, group: group)
             let state = slot
-            if state.exists {
-                operations.append(LoggedOperation(table: table, key: key, recordVersion: state.version, value: nil,
-                                                  replacesTombstone: false, isUnversioned: false, digest: tableKey.digest))
-                payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: nil)
-                slot = .deleted(state.version)
-            }
-            versions.append(0)
             check(condition, against: state, of: tableKey)
+            versions.append(0)
+            if state.exists {
+                slot = .deleted(state.version)
+                log(LoggedOperation(table: table, key: key, recordVersion: state.version, value: nil,
+                                    replacesTombstone: false, isUnversioned: false, digest: tableKey.digest),
+                    tableKey: tableKey, inserts: &inserts)
+            }
         case let .check(_, _, condition):
             try resolve(&slot, of: tableKey, unconditional: false, reader: &reader, group: group)
             versions.append(slot.exists ? slot.version : 0)
@@ -123,13 +127,24 @@ struct BatchEvaluation {
         }
     }
 
+    /// Logs `operation`, counting its payload, and makes its write for the overlay.
+    @inline(__always)
+    private mutating func log(_ operation: consuming LoggedOperation, tableKey: consuming TableKey,
+                              inserts: inout OverlayInserts) {
+        let valueBytes = operation.value?.count
+        payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: valueBytes)
+        let entry = OverlayEntry(commitVersion: commitVersion, recordVersion: operation.recordVersion, value: operation.value)
+        operations.append(operation)
+        inserts.append(key: tableKey, entry: entry)
+    }
+
     /// A put: continues from the key's version, even a tombstone's, so a key's versions never
     /// repeat.
     @inline(__always)
     private mutating func put(
         table: consuming String, key: consuming [UInt8], value: consuming [UInt8], condition: Condition?,
-        tableKey: TableKey, slot: inout RecordState, reader: inout StateReader, group: [TableKey: RecordState],
-        knownTables: inout Set<String>
+        tableKey: consuming TableKey, slot: inout RecordState, reader: inout StateReader, group: [TableKey: RecordState],
+        knownTables: inout Set<String>, inserts: inout OverlayInserts
     ) throws(KVError) {
         try resolve(&slot, of: tableKey, unconditional: condition == nil, reader: &reader, group: group)
         try noteTableOfPut(knownTables: &knownTables)
@@ -137,12 +152,12 @@ struct BatchEvaluation {
         let next = state.version + 1
         var replacesTombstone = false
         if case .deleted = state { replacesTombstone = true }
-        payloadSize += LoggedCommit.size(tableBytes: runTableBytes, keyBytes: tableKey.count, valueBytes: value.count)
-        operations.append(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
-                                          replacesTombstone: replacesTombstone, isUnversioned: false, digest: tableKey.digest))
+        check(condition, against: state, of: tableKey)
         slot = .live(next)
         versions.append(next)
-        check(condition, against: state, of: tableKey)
+        log(LoggedOperation(table: table, key: key, recordVersion: next, value: value,
+                            replacesTombstone: replacesTombstone, isUnversioned: false, digest: tableKey.digest),
+            tableKey: tableKey, inserts: &inserts)
     }
 
     /// Looks the key's state up when the batch has not seen the key yet: the group's earlier

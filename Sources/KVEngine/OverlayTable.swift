@@ -123,21 +123,31 @@ package final class OverlayTable {
 
     /// Makes `entry` the newest version of `key`, adding the key when the table does not hold
     /// it (`isNew`); one probe either way. Returns the version it replaced when no interval of
-    /// `intervals` may read it (``OverlayVersions/push(_:intervals:)``). The key and the entry
-    /// are moved in: a copy retained the key's and the value's arrays once more, and dropping
-    /// the originals released them, for every write of a commit.
+    /// `intervals` may read it (``OverlayVersions/push(_:intervals:)``). `filterHash`: the
+    /// key's `KeyFilter.hash(of:)`. The key and the entry are moved in (separate arguments:
+    /// fields of one consumed struct were copied, and the struct destroyed), as a copy retained
+    /// the key's and the value's arrays once more, and dropping the originals released them.
     @inline(__always)
     package func insertNewest(
-        _ entry: consuming OverlayEntry, for key: consuming TableKey, keepingFor intervals: [(floor: UInt64, version: UInt64)]
+        _ entry: consuming OverlayEntry, for key: consuming TableKey, filterHash: UInt32,
+        keepingFor intervals: [(floor: UInt64, version: UInt64)]
     ) -> (replaced: OverlayEntry?, isNew: Bool) {
         if (count + 1) * 4 > (mask + 1) * 3 { resize(to: (mask + 1) * 2) }
         let (index, found) = probe(key)
         if found { return ((buckets + index).pointee.versions.push(entry, intervals: intervals), false) }
-        key.key.withUnsafeBytes { filter.add($0) }
+        filter.add(hash: filterHash)
         (buckets + index).initialize(to: Bucket(key: key, versions: OverlayVersions(newest: entry)))
         used[index] = 1
         count += 1
         return (nil, true)
+    }
+
+    /// `insertNewest(_:for:filterHash:keepingFor:)`, hashing the key for the filter here.
+    package func insertNewest(
+        _ entry: consuming OverlayEntry, for key: consuming TableKey, keepingFor intervals: [(floor: UInt64, version: UInt64)]
+    ) -> (replaced: OverlayEntry?, isNew: Bool) {
+        let filterHash = key.key.withUnsafeBytes { KeyFilter.hash(of: $0) }
+        return insertNewest(entry, for: key, filterHash: filterHash, keepingFor: intervals)
     }
 
     /// Removes the key in bucket `index`, and returns its versions.

@@ -86,13 +86,17 @@ extension StoreCore {
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
             var accepted: [(member: CommitWaiter, info: CommitInfo)] = []
+            // The group's writes for the overlay, in commit order: a member that fails its
+            // check takes its own back out.
+            var inserts = OverlayInserts()
             try view.withStateReader { (reader) throws(KVError) in
                 for member in group {
+                    let mark = inserts.count
                     do throws(KVError) {
                         let outcome = try evaluate(member.takeOperations(), reader: &reader, viewVersion: view.version,
                                                    commitVersion: nextVersion,
                                                    group: &groupVersions, knownTables: &knownTables,
-                                                   isLast: member === group.last)
+                                                   isLast: member === group.last, inserts: &inserts)
                         if outcome.operations.isEmpty {
                             accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
                             continue
@@ -102,6 +106,7 @@ extension StoreCore {
                         accepted.append((member, CommitInfo(version: nextVersion, recordVersions: outcome.versions)))
                         nextVersion += 1
                     } catch {
+                        inserts.removeLast(from: mark)
                         member.result = .failure(error)
                     }
                 }
@@ -125,7 +130,7 @@ extension StoreCore {
                 // The versions the commits replaced are freed once the lock is released, not
                 // while readers and the applier wait for it.
                 let (wakeApplier, replaced) = overlay.withLock { state in
-                    let replaced = state.publish(commits)
+                    let replaced = state.publish(commits, inserts: &inserts)
                     return (state.bytes >= options.applyThreshold, replaced)
                 }
                 if wakeApplier { overlay.broadcast() }
@@ -151,7 +156,7 @@ extension StoreCore {
     private func evaluate(_ batchOperations: consuming [WriteBatch.Operation], reader: inout StateReader,
                           viewVersion: UInt64, commitVersion: UInt64,
                           group: inout [TableKey: RecordState], knownTables: inout Set<String>,
-                          isLast: Bool) throws(KVError)
+                          isLast: Bool, inserts: inout OverlayInserts) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64], payloadSize: Int)
     {
         var operations = batchOperations
@@ -159,6 +164,7 @@ extension StoreCore {
         var evaluation = BatchEvaluation(viewVersion: viewVersion, commitVersion: commitVersion, tableLimit: options.maxTables - 1)
         evaluation.versions.reserveCapacity(count)
         evaluation.operations.reserveCapacity(count)
+        inserts.reserve(count)
         let placeholder = WriteBatch.Operation.check(table: "", key: [], condition: .absent)
         var next = 0
         // The group's last batch (often its only one) keeps no states for later batches. While
@@ -178,13 +184,13 @@ extension StoreCore {
                 if count > 1, !seen.insert(tableKey.digest) {
                     local = evaluation.statesLeft()
                     try evaluation.evaluate(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved],
-                                            reader: &reader, group: group, knownTables: &knownTables)
+                                            reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
                     next += 1
                     break
                 }
                 var slot = RecordState.unresolved
                 try evaluation.evaluate(operation, tableKey: tableKey, slot: &slot, reader: &reader,
-                                        group: group, knownTables: &knownTables)
+                                        group: group, knownTables: &knownTables, inserts: &inserts)
                 next += 1
             }
             if next == count && local.isEmpty {
@@ -199,7 +205,7 @@ extension StoreCore {
             swap(&operation, &operations[next])
             let tableKey = evaluation.tableKey(of: operation)
             try evaluation.evaluate(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved],
-                                    reader: &reader, group: group, knownTables: &knownTables)
+                                    reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
             next += 1
         }
         if !evaluation.failures.isEmpty { throw KVError.conditionFailed(evaluation.failures) }
