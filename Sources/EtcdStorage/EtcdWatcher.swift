@@ -71,9 +71,9 @@ final class EtcdWatcher: Sendable {
         let endpoints = storage.client.configuration.endpoints
         var attempt = 0
         while !stopped.value {
-            let endpoint = endpoints[attempt % endpoints.count]
+            let endpoint = attempt % endpoints.count
             attempt += 1
-            guard let (host, port) = EtcdClient.hostAndPort(endpoint) else { continue }
+            guard let (host, port) = storage.client.addresses[endpoint] else { continue }
             let (start, end) = prefixRange
             let create = WireWatchCreate(create_request: .init(key: start, range_end: end, start_revision: WireInt(next.value)))
             guard let body = try? JSONEncoder().encode(create) else { return }
