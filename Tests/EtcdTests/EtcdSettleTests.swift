@@ -121,16 +121,14 @@ struct EtcdSettleTests {
 
     // MARK: - Through the commit path, a txn lost by a proxy
 
-    /// A store whose client talks to the cluster through a lossy proxy, with Ann saved in it.
-    static func withProxiedStore(_ body: (ObjectStore, LossyProxy, ObjectID) throws -> Void) throws {
+    /// A configuration on a fresh prefix whose client talks to the cluster through a lossy proxy.
+    static func withProxy(_ body: (EtcdConfiguration, LossyProxy) throws -> Void) throws {
         let cluster = try EtcdCluster.shared()
         let proxy = LossyProxy(upstream: cluster.endpoints[0])
         defer { proxy.stop() }
         var configuration = cluster.configuration(prefix: "lossy-\(UUID().uuidString)")
         configuration.endpoints = [proxy.endpoint]
-        try withEtcdStore(configuration) { objects, _ in
-            try body(objects, proxy, try insertPerson(objects, "Ann", 30))
-        }
+        try body(configuration, proxy)
     }
 
     /// Sets Ann's age and saves: the version the save left her at, and the conflicts it met.
@@ -144,59 +142,65 @@ struct EtcdSettleTests {
         }
     }
 
-    static func age(_ objects: ObjectStore, _ id: ObjectID) throws -> (AttributeValue, UInt64) {
-        let reader = objects.newBackgroundContext(name: "reader")
-        return try reader.performAndWait {
-            let person = try reader.existingObject(with: id)
-            return (person["age"], person.committedVersion)
+    /// Saves Ann (age 30) at age 31 through a proxy armed with `fault`, then reads her back
+    /// elsewhere: the save's version and conflicts, and the age and version stored; `after`
+    /// runs before the read.
+    static func saveAge31(through fault: LossyProxy.Fault, after: (LossyProxy) throws -> Void = { _ in })
+        throws -> (saved: (version: UInt64, conflicts: Int), age: AttributeValue, version: UInt64) {
+        var result: (saved: (version: UInt64, conflicts: Int), age: AttributeValue, version: UInt64)?
+        try withProxy { configuration, proxy in
+            try withEtcdStore(configuration) { objects, _ in
+                let id = try insertPerson(objects, "Ann", 30)
+                proxy.arm(fault)
+                let saved = try saveAge(objects, id, 31)
+                #expect(proxy.fired == 1)
+                try after(proxy)
+                let reader = objects.newBackgroundContext(name: "reader")
+                let (age, version) = try reader.performAndWait {
+                    let person = try reader.existingObject(with: id)
+                    return (person["age"], person.committedVersion)
+                }
+                result = (saved, age, version)
+            }
         }
+        return try #require(result)
+    }
+
+    /// Whether a held txn's late reply says it did not apply.
+    static func failedLate(_ proxy: LossyProxy) -> Bool {
+        let late = String(decoding: proxy.releaseHeld(), as: UTF8.self)
+        return late.contains("\"header\"") && !late.contains("\"succeeded\":true")
     }
 
     @Test("a save that applied but whose reply was lost is acknowledged once, not sent again")
     func saveWithLostReply() throws {
-        try Self.withProxiedStore { objects, proxy, id in
-            proxy.arm(.dropReply)
-            let saved = try Self.saveAge(objects, id, 31)
-            #expect(proxy.fired == 1)
-            #expect(saved.version == 2, "one write of the record: the txn was settled as applied, not resent")
-            let stored = try Self.age(objects, id)
-            #expect(stored.0 == .int(31) && stored.1 == 2)
-        }
+        let outcome = try Self.saveAge31(through: .dropReply)
+        #expect(outcome.saved.version == 2, "one write of the record: the txn was settled as applied, not resent")
+        #expect(outcome.age == .int(31) && outcome.version == 2)
     }
 
     @Test("a save whose txn never arrived is fenced and made again; arriving late, the txn cannot apply")
     func saveWithHeldRequest() throws {
-        try Self.withProxiedStore { objects, proxy, id in
-            proxy.arm(.holdRequest)
-            let saved = try Self.saveAge(objects, id, 31)
-            #expect(proxy.fired == 1)
-            #expect(saved.version == 3 && saved.conflicts == 0, "the fence, then the save again: \(saved)")
-            let late = String(decoding: proxy.releaseHeld(), as: UTF8.self)
-            #expect(late.contains("\"header\"") && !late.contains("\"succeeded\":true"), "the held txn applied late: \(late)")
-            let stored = try Self.age(objects, id)
-            #expect(stored.0 == .int(31) && stored.1 == 3)
-            // The fence changed no value, so the next save from the same state does not conflict.
-            #expect(try Self.saveAge(objects, id, 32) == (4, 0))
+        let outcome = try Self.saveAge31(through: .holdRequest) { proxy in
+            #expect(Self.failedLate(proxy), "the held txn applied late")
         }
+        #expect(outcome.saved.version == 3 && outcome.saved.conflicts == 0, "the fence, then the save again: \(outcome.saved)")
+        #expect(outcome.age == .int(31) && outcome.version == 3)
     }
 
     @Test("an unconditioned put, witnessed by the marker: a lost reply is applied once, a held txn fenced")
     func markerWitnessedPut() throws {
-        let cluster = try EtcdCluster.shared()
-        let proxy = LossyProxy(upstream: cluster.endpoints[0])
-        defer { proxy.stop() }
-        var configuration = cluster.configuration(prefix: "lossy-\(UUID().uuidString)")
-        configuration.endpoints = [proxy.endpoint]
-        let records = EtcdKeyValueStore(configuration)
-        defer { records.close() }
-        try records.put([1], forKey: [7], in: "plain")
-        proxy.arm(.dropReply)
-        try records.put([2], forKey: [7], in: "plain")
-        proxy.arm(.holdRequest)
-        try records.put([3], forKey: [7], in: "plain")
-        #expect(proxy.fired == 2)
-        let late = String(decoding: proxy.releaseHeld(), as: UTF8.self)
-        #expect(late.contains("\"header\"") && !late.contains("\"succeeded\":true"), "the held put applied late: \(late)")
-        #expect(try records.get([7], in: "plain") == [3])
+        try Self.withProxy { configuration, proxy in
+            let records = EtcdKeyValueStore(configuration)
+            defer { records.close() }
+            try records.put([1], forKey: [7], in: "plain")
+            proxy.arm(.dropReply)
+            try records.put([2], forKey: [7], in: "plain")
+            proxy.arm(.holdRequest)
+            try records.put([3], forKey: [7], in: "plain")
+            #expect(proxy.fired == 2)
+            #expect(Self.failedLate(proxy), "the held put applied late")
+            #expect(try records.get([7], in: "plain") == [3])
+        }
     }
 }
