@@ -134,10 +134,11 @@ extension EtcdStorage {
             try view.visitValues(forKeys: positions.map { plan.keys[$0].storageKey }) { index, _, version in
                 versions[positions[index]] = Int64(version)
             }
-        } catch let error as StorageError {
-            throw error
         } catch {
-            throw StorageError(code: .corrupt, operation: "settle commit", message: "\(error)")
+            // Applied, but the caller cannot be told what it wrote: it must read, as after any
+            // unknown outcome.
+            throw StorageError(code: .outcomeUnknown, operation: "commit",
+                               message: "\(location): a commit got no reply; it applied at revision \(revision), but reading back what it wrote failed: \(error)")
         }
         return versions
     }
