@@ -192,8 +192,9 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Whether the context merges every did-save of its parent automatically, as if it called
     /// ``mergeChanges(fromContextDidSave:)`` itself; for a root context, every did-save of the
-    /// other root contexts of its ``ObjectStore`` (the saves that reach the store). Default
-    /// `false`.
+    /// other root contexts of its ``ObjectStore`` (the saves that reach the store), and on a
+    /// shared backend the saves of other processes and hosts (on etcd, the first root context
+    /// to turn it on opens the store's watch of them). Default `false`.
     ///
     /// The merge is queued on this context's queue (like `perform`) when the other save
     /// finishes, so it runs before any block queued after that moment. Local changes stay on
@@ -206,7 +207,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// ```
     public var automaticallyMergesChangesFromParent: Bool {
         get { automaticMerging.withLock { $0 } }
-        set { automaticMerging.withLock { $0 = newValue } }
+        set {
+            automaticMerging.withLock { $0 = newValue }
+            if newValue && parent == nil { core.rootContextWantsSavesFromElsewhere() }
+        }
     }
 
     /// Who the context's saves are made for, recorded with each save in the persistent history
