@@ -86,12 +86,18 @@ struct EtcdKeyLayout: Sendable {
         return Self.stamped(Array(stored.dropFirst(headerCount)), flag: liveFlag, stamp: stamp)
     }
 
-    /// The value in a stored form read from `table`, nil for a tombstone (or a damaged,
-    /// unstamped record, which reads as absent rather than as the wrong bytes).
-    func value(_ stored: Data, in table: String) -> Data? {
+    /// The value in a stored form read from `table`, nil for a tombstone. A record in no form
+    /// this layout writes (damaged, or written by an older layout) is `.corrupt`, never absent:
+    /// reading it as absent would hide an object that is there.
+    func value(_ stored: Data, in table: String, key: Data) throws(StorageError) -> Data? {
         guard keepsTombstones(table) else { return stored }
-        guard stored.first == Self.liveFlag, stored.count >= Self.headerCount else { return nil }
-        return stored.dropFirst(Self.headerCount)
+        if stored.count >= Self.headerCount {
+            if stored.first == Self.liveFlag { return stored.dropFirst(Self.headerCount) }
+            if stored.first == Self.tombstoneFlag && stored.count == Self.headerCount { return nil }
+        }
+        throw StorageError(
+            code: .corrupt, operation: "read",
+            message: "the etcd record \(String(decoding: key, as: UTF8.self).debugDescription) in \(table) is in no form Cairn writes (first byte \(stored.first.map { String($0) } ?? "none"), \(stored.count) bytes): damaged, or written by an older layout")
     }
 
     /// The entity table and record key of an etcd key under this prefix; nil for other keys.

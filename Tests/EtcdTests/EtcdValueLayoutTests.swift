@@ -26,13 +26,13 @@ struct EtcdValueLayoutTests {
     func storedForms() throws {
         let live = layout.stored([0xAB, 0xCD], in: "entity:Person", stamp: Self.stamp)
         #expect(Array(live) == [0x02] + Self.stampBytes + [0xAB, 0xCD])
-        #expect(layout.value(live, in: "entity:Person").map(Array.init) == [0xAB, 0xCD])
+        #expect(try layout.value(live, in: "entity:Person", key: Data()).map(Array.init) == [0xAB, 0xCD])
         #expect(EtcdKeyLayout.stamp(of: live) == Self.stamp)
         #expect(!EtcdKeyLayout.isTombstone(live))
 
         let tombstone = EtcdKeyLayout.tombstone(Self.stamp)
         #expect(Array(tombstone) == [0x03] + Self.stampBytes)
-        #expect(layout.value(tombstone, in: "entity:Person") == nil)
+        #expect(try layout.value(tombstone, in: "entity:Person", key: Data()) == nil)
         #expect(EtcdKeyLayout.isTombstone(tombstone))
         #expect(EtcdKeyLayout.stamp(of: tombstone) == Self.stamp)
 
@@ -40,20 +40,30 @@ struct EtcdValueLayoutTests {
         #expect(Array(EtcdKeyLayout.markerValue(Self.stamp)) == [0x02] + Self.stampBytes)
     }
 
-    @Test("an unstamped or cut-short entity record reads as absent, never as the wrong bytes")
-    func damagedRecords() {
-        for stored: [UInt8] in [[], [0x00, 0xAB], [0x01], [0x02] + Array(Self.stampBytes.prefix(10)), [0x07] + Self.stampBytes] {
-            #expect(layout.value(Data(stored), in: "entity:Person") == nil, "\(stored)")
+    @Test("an unstamped, cut-short or older-layout entity record is a corrupt-record error, never absent nor the wrong bytes")
+    func damagedRecords() throws {
+        let unstamped: [[UInt8]] = [[], [0x00, 0xAB], [0x01], [0x02] + Array(Self.stampBytes.prefix(10)), [0x07] + Self.stampBytes]
+        for stored in unstamped {
             #expect(EtcdKeyLayout.stamp(of: Data(stored)) == nil, "\(stored)")
         }
+        for stored in unstamped + [[0x03] + Self.stampBytes + [0xAB]] {
+            do {
+                _ = try layout.value(Data(stored), in: "entity:Person", key: Data("p/entity:Person".utf8))
+                Issue.record("\(stored) read as a value or as absent")
+            } catch {
+                #expect(error.code == .corrupt, "\(stored)")
+                #expect(error.message.contains("entity:Person"), "\(error.message)")
+            }
+        }
+        #expect(try layout.value(Data([0x00, 0xAB]), in: "index:Person:name", key: Data()).map(Array.init) == [0x00, 0xAB])
     }
 
     @Test("a fence's restamped record keeps what readers see: the value, or a tombstone")
-    func restamped() {
+    func restamped() throws {
         let fence = EtcdWriteStamp(storage: Self.storage, attempt: 9)
         let live = layout.stored([1, 2, 3], in: "entity:Person", stamp: Self.stamp)
         let fenced = EtcdKeyLayout.restamped(live, with: fence)
-        #expect(layout.value(fenced, in: "entity:Person").map(Array.init) == [1, 2, 3])
+        #expect(try layout.value(fenced, in: "entity:Person", key: Data()).map(Array.init) == [1, 2, 3])
         #expect(EtcdKeyLayout.stamp(of: fenced) == fence)
         #expect(EtcdKeyLayout.restamped(EtcdKeyLayout.tombstone(Self.stamp), with: fence) == EtcdKeyLayout.tombstone(fence))
         #expect(EtcdKeyLayout.restamped(nil, with: fence) == EtcdKeyLayout.tombstone(fence))
