@@ -47,7 +47,7 @@ extension ObjectContext {
     /// came between the base versions before and after it: then its reads saw exactly that
     /// version. The lists are stamped with the epoch after the read (its own registrations
     /// moved it, and the lists include them).
-    private func readingKept(
+    func readingKept(
         _ relationship: String, _ read: () throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])])
     ) throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])]) {
         let before = memberCacheStamp()

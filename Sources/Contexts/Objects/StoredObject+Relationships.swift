@@ -5,7 +5,8 @@ import Policies
 // holds this object's ID (a fetch through the to-one's index, pending changes included). So
 // setting either side changes one value, and the other side follows at once. Both ends of a
 // change are updated in the context: the to-many owner by `membershipChangedFlag`, so its
-// record is written (and versioned, and conflict-checked) by the save.
+// record is written (and versioned, and conflict-checked) by the save. A many-to-many's links
+// are the context's own state (StoredObject+ManyToMany.swift).
 
 extension StoredObject {
     /// The destination of the to-one `relationship`: a fault until touched, or nil when empty.
@@ -65,7 +66,9 @@ extension StoredObject {
     public func members(of relationship: String) throws(ContextError) -> [StoredObject] {
         let layout = toMany(relationship)
         checkAccess()
-        return try registeredOwner("members(of:)").members(of: self, layout)
+        let context = registeredOwner("members(of:)")
+        if let end = context.core.schema.manyToManyEnd(entity.name, relationship) { return try context.linkedMembers(of: self, end) }
+        return try context.members(of: self, layout)
     }
 
     /// How many members the to-many `relationship` has, without registering them.
@@ -78,7 +81,11 @@ extension StoredObject {
     public func memberCount(of relationship: String) throws(ContextError) -> Int {
         let layout = toMany(relationship)
         checkAccess()
-        return try registeredOwner("memberCount(of:)").count(for: memberRequest(layout))
+        let context = registeredOwner("memberCount(of:)")
+        if let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
+            return try context.linkIDs(of: storedID, owner: self, end).count
+        }
+        return try context.count(for: memberRequest(layout))
     }
 
     /// Adds `member` to the to-many `relationship`: sets its inverse to-one to this object.
@@ -88,6 +95,7 @@ extension StoredObject {
     /// ```
     public func addMember(_ member: StoredObject, to relationship: String) {
         let layout = toMany(relationship)
+        if let end = manyToManyEnd(relationship) { return setLinked(member, end, linked: true, "addMember(_:to:)") }
         member.setDestination(self, of: layout.description.inverse)
     }
 
@@ -99,6 +107,7 @@ extension StoredObject {
     /// ```
     public func removeMember(_ member: StoredObject, from relationship: String) {
         let layout = toMany(relationship)
+        if let end = manyToManyEnd(relationship) { return setLinked(member, end, linked: false, "removeMember(_:from:)") }
         guard member.destination(of: layout.description.inverse) === self else { return }
         member.setDestination(nil, of: layout.description.inverse)
     }
@@ -114,6 +123,7 @@ extension StoredObject {
     public func replaceMembers(of relationship: String, with members: [StoredObject]) throws(ContextError) {
         let layout = toMany(relationship)
         let kept = Set(members.map(ObjectIdentifier.init))
+        if let end = manyToManyEnd(relationship) { return try replaceLinks(end, with: members, keeping: kept) }
         for member in try self.members(of: relationship) where !kept.contains(ObjectIdentifier(member)) {
             member.setDestination(nil, of: layout.description.inverse)
         }
@@ -172,7 +182,7 @@ extension StoredObject {
         return layout
     }
 
-    private func registeredOwner(_ operation: String) -> ObjectContext {
+    func registeredOwner(_ operation: String) -> ObjectContext {
         guard case .registered = lifecycle, let context = owner else {
             contextMisuse("\(operation) on \(storedID), which is not registered in a context: insert it first")
         }
