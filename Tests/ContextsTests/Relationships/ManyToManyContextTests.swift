@@ -161,7 +161,11 @@ struct ManyToManyContextTests {
                 var request = FetchRequest(entityName: "Post", sortDescriptors: [.ascending("name")])
                 request.relationshipKeyPathsForPrefetching = ["tags"]
                 let posts = try context.fetch(request)
-                #expect(posts.map { context.keptMembers(of: $0, "tags")?.map(\.name).sorted() } == [["rust", "swift"], ["rust"]])
+                // Kept while no commit moves the store's version (on a shared etcd cluster others' commits do).
+                if TestBackend.current == .engine {
+                    #expect(posts.map { context.keptMembers(of: $0, "tags")?.map(\.name).sorted() } == [["rust", "swift"], ["rust"]])
+                }
+                #expect(posts.map { $0.memberNames("tags") } == [["rust", "swift"], ["rust"]])
                 #expect(context.registeredObjects.count == 4)  // the linked tags came with them, loaded
                 #expect(context.registeredObjects.allSatisfy { !$0.isFault })
 

@@ -148,6 +148,60 @@ struct ManyToManyTests {
     }
 }
 
+/// Opening a store with a schema that renames an entity moves its links; one that drops a
+/// many-to-many clears them, so declaring it again starts empty.
+@Suite("Relationships: many-to-many migration")
+struct ManyToManyMigrationTests {
+    static func schema(post: String, linked: Bool) throws -> Schema {
+        try Schema([
+            EntityDescription(post, attributes: [AttributeDescription("name", .string)], relationships: linked ? [
+                RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true),
+            ] : [], renamingIdentifier: post == "Post" ? nil : "Post"),
+            EntityDescription("Tag", attributes: [AttributeDescription("name", .string)], relationships: linked ? [
+                RelationshipDescription("posts", destination: post, inverse: "tags", isToMany: true),
+            ] : []),
+        ])
+    }
+
+    @Test("a renamed entity keeps its links; a dropped many-to-many leaves no entries behind")
+    func renameAndDrop() throws {
+        try withOrgStore(schema: try Self.schema(post: "Post", linked: true)) { store in
+            let (post, tag) = try store.context("seed").performAndWait { () throws -> (ObjectID, ObjectID) in
+                let context = store.context("writer")
+                return try context.performAndWait {
+                    let post = insert("Post", ["name": "P1"], in: context), tag = insert("Tag", ["name": "swift"], in: context)
+                    post.addMember(tag, to: "tags")
+                    try context.save()
+                    return (post.objectID, tag.objectID)
+                }
+            }
+            store.objects.close()
+            func reopen(_ post: String, linked: Bool, _ body: (ObjectStore) throws -> Void) throws {
+                let objects = try ObjectStore(directory: store.directory.path, schema: try Self.schema(post: post, linked: linked))
+                defer { objects.close() }
+                try body(objects)
+            }
+            let article = ObjectID(entityName: "Article", primaryKey: try #require(post.primaryKey))
+            try reopen("Article", linked: true) { objects in
+                let context = objects.newBackgroundContext()
+                try context.performAndWait { () throws in
+                    #expect(try context.existingObject(with: article).members(of: "tags").map(\.name) == ["swift"])
+                    #expect(try context.existingObject(with: tag).members(of: "posts").map(\.objectID) == [article])
+                }
+                #expect(try objects.relationshipProblems() == [])
+            }
+            try reopen("Article", linked: false) { _ in }
+            try reopen("Article", linked: true) { objects in
+                let context = objects.newBackgroundContext()
+                try context.performAndWait { () throws in
+                    #expect(try context.existingObject(with: article).memberCount(of: "tags") == 0)
+                    #expect(try context.existingObject(with: tag).memberCount(of: "posts") == 0)
+                }
+            }
+        }
+    }
+}
+
 /// The keys of the last commit a store's observer saw.
 final class WrittenKeys: @unchecked Sendable {
     // Guarded by `lock`.
