@@ -2422,5 +2422,258 @@ enum CanonicalScenarios {
               }
             }
             """#),
+        (file: "relationship-many-to-many-edits.json", text: #"""
+            {
+              "name": "relationship-many-to-many-edits",
+              "description": "A read the post's tags (swift, rust) and removes swift; B adds go and saves first. The fact is the set of links, merged link by link: storeTrump and objectTrump keep both changes, overwrite writes the tags A read with its change (so go goes), rollback takes the store's, error fails.",
+              "entities": {
+                "Post": {
+                  "attributes": {
+                    "title": "string"
+                  },
+                  "relationships": {
+                    "tags": {
+                      "toMany": "Tag",
+                      "inverse": "posts"
+                    }
+                  }
+                },
+                "Tag": {
+                  "attributes": {
+                    "label": "string"
+                  },
+                  "relationships": {
+                    "posts": {
+                      "toMany": "Post",
+                      "inverse": "tags"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "p": {
+                  "entity": "Post",
+                  "values": {
+                    "title": "Hello",
+                    "tags": [
+                      "t1",
+                      "t2"
+                    ]
+                  }
+                },
+                "t1": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "swift"
+                  }
+                },
+                "t2": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "rust"
+                  }
+                },
+                "t3": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "go"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "p"
+                },
+                {
+                  "in": "B",
+                  "do": "relate",
+                  "ref": "p",
+                  "relationship": "tags",
+                  "add": [
+                    "t3"
+                  ]
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "relate",
+                  "ref": "p",
+                  "relationship": "tags",
+                  "remove": [
+                    "t1"
+                  ]
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": []
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": []
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": []
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": []
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+            """#),
     ]
 }
