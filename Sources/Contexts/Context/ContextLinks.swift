@@ -1,5 +1,5 @@
 /// A context's many-to-many state: the links it changed and not saved yet, and the links it last
-/// read (their ancestor).
+/// read (their ancestor), kept by object.
 ///
 /// A link is one fact shared by two ends, so a change is kept at both: the owner's list names the
 /// member and the member's list (of the inverse relationship) names the owner, with the same
@@ -10,51 +10,43 @@
 /// **ancestor** in a conflict (ObjectContext+LinkConflicts.swift): a link the context read and
 /// did not change is ours as read, so overwrite can write it back over the store's change.
 ///
-/// The lists hold their objects strongly, so an end's `ObjectIdentifier` names it while an
-/// entry exists. Not `Sendable`: kept on its context's queue.
+/// Each entry holds its object strongly, so the `ObjectIdentifier` it is kept under names that
+/// object while the entry exists. Not `Sendable`: kept on its context's queue.
 struct ContextLinks {
-    /// One end of a many-to-many in this context.
-    struct End: Hashable {
-        let object: ObjectIdentifier
-        let relationship: String
-
-        init(_ object: StoredObject, _ relationship: String) {
-            self.object = ObjectIdentifier(object)
-            self.relationship = relationship
-        }
-    }
-
     /// One changed link, seen from one end.
     struct Change {
         let member: StoredObject
         let linked: Bool
-        /// When it was made: lists come out in this order.
+        /// When it was made: lists come out in this order, and both ends share it.
         let order: UInt64
     }
 
-    /// An end's changes, with the end's object.
-    struct EndChanges {
-        let owner: StoredObject
-        var byMember: [ObjectIdentifier: Change] = [:]
+    /// One object's ends: their changes and what they last read, by relationship name.
+    private struct ObjectLinks {
+        let object: StoredObject
+        var changes: [String: [ObjectIdentifier: Change]] = [:]
+        var reads: [String: Set<UInt64>] = [:]
+
+        var isEmpty: Bool { changes.isEmpty && reads.isEmpty }
     }
 
-    private(set) var changes: [End: EndChanges] = [:]
-    /// The members each end last read from the store, by primary key (root contexts only).
-    private var read: [End: (owner: StoredObject, members: Set<UInt64>)] = [:]
+    private var objects: [ObjectIdentifier: ObjectLinks] = [:]
+    /// How many changes are kept (each link's counts twice, once per end).
+    private var changeCount = 0
     private var nextOrder: UInt64 = 0
 
     /// Whether there is no pending change.
-    var hasNoChanges: Bool { changes.isEmpty }
+    var hasNoChanges: Bool { changeCount == 0 }
 
     /// The pending state of the link from `owner` through `end` to `member`: nil when unchanged.
     func change(_ owner: StoredObject, _ end: ManyToManyEnd, _ member: StoredObject) -> Bool? {
-        changes[End(owner, end.name)]?.byMember[ObjectIdentifier(member)]?.linked
+        objects[ObjectIdentifier(owner)]?.changes[end.name]?[ObjectIdentifier(member)]?.linked
     }
 
     /// The changes of `owner`'s `relationship`, in the order they were made.
     func changes(of owner: StoredObject, _ relationship: String) -> [Change] {
-        guard let list = changes[End(owner, relationship)] else { return [] }
-        return list.byMember.values.sorted { $0.order < $1.order }
+        guard let list = objects[ObjectIdentifier(owner)]?.changes[relationship] else { return [] }
+        return list.values.sorted { $0.order < $1.order }
     }
 
     /// Records that the link is now `linked`, at both ends. `based`: whether the base holds it,
@@ -78,39 +70,41 @@ struct ContextLinks {
     }
 
     private mutating func add(_ change: Change, to owner: StoredObject, _ relationship: String) {
-        let key = End(owner, relationship)
-        if changes[key] == nil { changes[key] = EndChanges(owner: owner) }
-        changes[key]!.byMember[ObjectIdentifier(change.member)] = change
+        let key = ObjectIdentifier(owner)
+        if objects[key] == nil { objects[key] = ObjectLinks(object: owner) }
+        if objects[key]!.changes[relationship, default: [:]].updateValue(change, forKey: ObjectIdentifier(change.member)) == nil {
+            changeCount += 1
+        }
     }
 
     private mutating func remove(_ owner: StoredObject, _ relationship: String, _ member: StoredObject) {
-        let key = End(owner, relationship)
-        changes[key]?.byMember[ObjectIdentifier(member)] = nil
-        if changes[key]?.byMember.isEmpty == true { changes[key] = nil }
+        let key = ObjectIdentifier(owner)
+        guard objects[key]?.changes[relationship]?.removeValue(forKey: ObjectIdentifier(member)) != nil else { return }
+        changeCount -= 1
+        if objects[key]!.changes[relationship]!.isEmpty { objects[key]!.changes[relationship] = nil }
+        if objects[key]!.isEmpty { objects[key] = nil }
     }
 
     /// Drops every change of a link with `object` at either end (`refresh` without merging, an
     /// insert deleted before it was saved).
     mutating func dropChanges(involving object: StoredObject) {
-        for (key, list) in changes where key.object == ObjectIdentifier(object) {
-            for change in list.byMember.values {
-                remove(change.member, inverseName(of: key, list.owner, change.member), object)
+        guard let links = objects[ObjectIdentifier(object)] else { return }
+        for (relationship, list) in links.changes {
+            let inverse = object.entity.relationship(named: relationship)!.inverse
+            for change in list.values {
+                remove(change.member, inverse, object)
+                remove(object, relationship, change.member)
             }
-            changes[key] = nil
         }
     }
 
-    /// The inverse relationship's name of an end (its entity's schema says it).
-    private func inverseName(of key: End, _ owner: StoredObject, _ member: StoredObject) -> String {
-        owner.entity.relationship(named: key.relationship)!.inverse
-    }
-
-    /// Every pending change once per link, from the end a caller names first: visited in the
-    /// order the changes were made.
+    /// Every pending change once per link, from one of its ends, in the order they were made.
     func forEachLink(_ body: (StoredObject, String, StoredObject, Bool) throws -> Void) rethrows {
         var all: [(owner: StoredObject, relationship: String, change: Change)] = []
-        for (key, list) in changes {
-            for change in list.byMember.values { all.append((list.owner, key.relationship, change)) }
+        for links in objects.values {
+            for (relationship, list) in links.changes {
+                for change in list.values { all.append((links.object, relationship, change)) }
+            }
         }
         all.sort { $0.change.order < $1.change.order }
         var seen = Set<UInt64>()
@@ -121,37 +115,49 @@ struct ContextLinks {
 
     /// Drops every pending change (a save wrote them, or `rollback()`).
     mutating func removeAllChanges() {
-        changes = [:]
+        guard changeCount > 0 else { return }
+        for key in Array(objects.keys) {
+            objects[key]!.changes = [:]
+            if objects[key]!.isEmpty { objects[key] = nil }
+        }
+        changeCount = 0
     }
 
     // MARK: - What ends last read
 
     /// The members `owner`'s `relationship` last read, by primary key; nil when unknown.
     func readMembers(of owner: StoredObject, _ relationship: String) -> Set<UInt64>? {
-        read[End(owner, relationship)]?.members
+        objects[ObjectIdentifier(owner)]?.reads[relationship]
     }
 
     /// Keeps what `owner`'s `relationship` read.
     mutating func noteRead(_ members: Set<UInt64>, of owner: StoredObject, _ relationship: String) {
-        read[End(owner, relationship)] = (owner, members)
+        let key = ObjectIdentifier(owner)
+        if objects[key] == nil { objects[key] = ObjectLinks(object: owner) }
+        objects[key]!.reads[relationship] = members
     }
 
     /// Updates one link of an end whose members are known (a point read, a saved write).
     mutating func noteRead(linked: Bool, member: UInt64, of owner: StoredObject, _ relationship: String) {
-        let key = End(owner, relationship)
-        guard read[key] != nil else { return }
-        if linked { read[key]!.members.insert(member) } else { read[key]!.members.remove(member) }
+        let key = ObjectIdentifier(owner)
+        guard objects[key]?.reads[relationship] != nil else { return }
+        if linked { objects[key]!.reads[relationship]!.insert(member) } else { objects[key]!.reads[relationship]!.remove(member) }
     }
 
     /// Forgets what `object`'s ends read (refreshed, merged, forgotten): its links' ancestor is
     /// the store's from now on.
     mutating func forgetReads(of object: StoredObject) {
-        guard !read.isEmpty else { return }
-        for key in read.keys where key.object == ObjectIdentifier(object) { read[key] = nil }
+        let key = ObjectIdentifier(object)
+        guard objects[key]?.reads.isEmpty == false else { return }
+        objects[key]!.reads = [:]
+        if objects[key]!.isEmpty { objects[key] = nil }
     }
 
     /// Forgets every read.
     mutating func forgetAllReads() {
-        read = [:]
+        for key in Array(objects.keys) {
+            objects[key]!.reads = [:]
+            if objects[key]!.isEmpty { objects[key] = nil }
+        }
     }
 }

@@ -170,6 +170,40 @@ struct ManyToManyConflictTests {
         }
     }
 
+    /// Writes ours for posts and takes the store's state for tags.
+    struct PostsWin: MergePolicy {
+        var name: String { "postsWin" }
+        func resolve(_ conflicts: [MergeConflict]) -> [Resolution] {
+            conflicts.map { $0.objectID.contains("/Post/") ? .write($0.ourValues ?? [:]) : .takeStore }
+        }
+    }
+
+    @Test("both ends of a link conflict and resolve it differently: the end first in the save settles it, the other is written as it took it",
+          arguments: [true, false])
+    func firstResolvedEndSettles(_ postFirst: Bool) throws {
+        try withOrgStore(schema: BlogModel.schema()) { store in
+            let seed = try BlogModel.seed(store)
+            let a = store.context("A", policy: PostsWin()), b = store.context("B")
+            try a.performAndWait {
+                for id in postFirst ? [seed.p2, seed.go] : [seed.go, seed.p2] { _ = try a.existingObject(with: id) }
+            }
+            try b.performAndWait {
+                try b.existingObject(with: seed.p2)["name"] = .string("P2 by B")
+                try b.existingObject(with: seed.go)["name"] = .string("go by B")
+                try b.save()
+            }
+            try a.performAndWait {
+                try a.existingObject(with: seed.p2).addMember(try a.existingObject(with: seed.go), to: "tags")
+                try a.save()
+                #expect(a.lastSaveConflicts.count == 2)
+            }
+            #expect(try store.committed(seed.p2)?.values.value(of: "name") == .string("P2"))
+            #expect(try store.committed(seed.go)?.values.value(of: "name") == .string("go by B"))
+            #expect(try store.linked(seed.go, "posts") == (postFirst ? ["P2"] : []))
+            #expect(try store.problems() == [])
+        }
+    }
+
     @Test("a delete whose nullify the context applied loses to the store: the links it removed stay", arguments: ["storeTrump", "rollback"])
     func cancelledDeleteKeepsItsLinks(_ policy: String) throws {
         try withOrgStore(schema: BlogModel.schema()) { store in
