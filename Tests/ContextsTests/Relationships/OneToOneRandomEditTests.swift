@@ -29,37 +29,17 @@ struct OneToOneRandomEditTests {
             let seeded = try OneToOneTests.seed(store)
             var known = [seeded.ann, seeded.bob, seeded.carl, seeded.d1, seeded.d2]
             let contexts = (0..<4).map { store.context("editor\($0)") }
-            var saves = 0, resolved = 0
-            for step in 0..<300 {
+            var step = RandomSaveStep()
+            for index in 0..<300 {
                 let context = contexts[Int(random.next(upTo: 4))]
                 guard random.next(upTo: 4) == 0 else {
                     known += context.performAndWait { Self.edit(in: context, known: known, random: &random) }
                     continue
                 }
-                let outcome = context.performAndWait { () -> String in
-                    context.mergePolicy = policiesByName[policyNames[Int(random.next(upTo: 5))]]!
-                    do {
-                        try context.save()
-                        return "ok"
-                    } catch {
-                        context.rollback()
-                        return "\(error)"
-                    }
-                }
-                saves += 1
-                resolved += context.performAndWait { outcome == "ok" ? context.lastSaveConflicts.count : 0 }
-                let permanentOf = context.performAndWait { () -> [ObjectID: ObjectID] in
-                    guard outcome == "ok", let note = context.lastDidSaveNotification else { return [:] }
-                    return Dictionary(note.temporaryIDs.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
-                }
-                known = known.map { permanentOf[$0] ?? $0 }
-                let problems = try store.problems()
-                #expect(problems == [], "seed \(seed), step \(step), \(context.name) save (\(outcome)): \(problems)")
-                if !problems.isEmpty { return }
-                if random.next(upTo: 3) == 0 { context.performAndWait { context.reset() } }
+                guard try step.saveAndCheck(context, in: store, random: &random, known: &known, seed: seed, step: index) else { return }
             }
-            print("OneToOneRandomEditTests seed \(seed): \(saves) saves, \(resolved) conflicts resolved by a policy")
-            #expect(saves > 0 && resolved > 0, "seed \(seed)")
+            print("OneToOneRandomEditTests seed \(seed): \(step.saves) saves, \(step.resolved) conflicts resolved by a policy")
+            #expect(step.saves > 0 && step.resolved > 0, "seed \(seed)")
         }
     }
 
