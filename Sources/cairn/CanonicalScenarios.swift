@@ -2675,5 +2675,188 @@ enum CanonicalScenarios {
               }
             }
             """#),
+        (file: "relationship-ordered-reorders.json", text: #"""
+            {
+              "name": "relationship-ordered-reorders",
+              "description": "A swaps the first two songs of an ordered playlist, B the last two and saves first. The order is each song's key, a property: Two, moved by both, takes the policy's side; One, moved by A alone, keeps A's place (tied with Three's under storeTrump and rollback, broken by primary key).",
+              "entities": {
+                "Playlist": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "songs": {
+                      "toMany": "Song",
+                      "inverse": "playlist",
+                      "ordered": true
+                    }
+                  }
+                },
+                "Song": {
+                  "attributes": {
+                    "title": "string"
+                  },
+                  "relationships": {
+                    "playlist": {
+                      "toOne": "Playlist",
+                      "inverse": "songs"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "l": {
+                  "entity": "Playlist",
+                  "values": {
+                    "name": "Mix",
+                    "songs": [
+                      "s1",
+                      "s2",
+                      "s3"
+                    ]
+                  }
+                },
+                "s1": {
+                  "entity": "Song",
+                  "values": {
+                    "title": "One"
+                  }
+                },
+                "s2": {
+                  "entity": "Song",
+                  "values": {
+                    "title": "Two"
+                  }
+                },
+                "s3": {
+                  "entity": "Song",
+                  "values": {
+                    "title": "Three"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "l"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "l",
+                  "values": {
+                    "songs": [
+                      "s2",
+                      "s1",
+                      "s3"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "l",
+                  "values": {
+                    "songs": [
+                      "s1",
+                      "s3",
+                      "s2"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s1",
+                        "s3",
+                        "s2"
+                      ]
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s1",
+                        "s3",
+                        "s2"
+                      ]
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s2",
+                        "s1",
+                        "s3"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s2",
+                        "s1",
+                        "s3"
+                      ]
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s1",
+                        "s3",
+                        "s2"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+            """#),
     ]
 }

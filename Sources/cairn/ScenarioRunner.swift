@@ -488,7 +488,7 @@ extension ScenarioRunner {
         for relationship in entity.relationships {
             if relationship.isToMany {
                 let members = try context.existingObject(with: id).members(of: relationship.name)
-                named[relationship.name] = ScenarioValues.members(members.map { ref(of: $0.objectID) })
+                named[relationship.name] = ScenarioValues.members(members.map { ref(of: $0.objectID) }, ordered: relationship.isOrdered)
             } else if case .string(let uri) = values.value(of: relationship.name), let target = ObjectID(uriString: uri) {
                 named[relationship.name] = .string(ref(of: target))
             }

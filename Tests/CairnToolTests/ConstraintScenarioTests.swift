@@ -68,7 +68,7 @@ extension CairnToolTests {
                 """#.utf8).write(to: URL(fileURLWithPath: relationships))
             let refused = try cairn("scenario", relationships)
             #expect(refused.status == 1, "\(refused)")
-            #expect(refused.errorOutput.contains("relationship P.d is an ordered to-many, which this version does not store"), "\(refused)")
+            #expect(refused.errorOutput.contains("relationship P.d is an ordered many-to-many (an order is kept for a one-to-many only), which this version does not store"), "\(refused)")
             let unknown = directory.path + "/unknown.json"
             try Data(#"""
                 {"name": "x", "entities": {"P": {"attributes": {"a": "int"}, "uniquenessConstraints": [["b"]]}}, "steps": []}

@@ -100,7 +100,18 @@ struct EtcdContractTests {
         }
     }
 
-    @Test("relationships: both ends, delete rules, contexts and fetches, one-to-many and many-to-many")
+    @Test("ordered to-many: the conflict rows under each policy, keys in the to-one's index", arguments: policyNames)
+    func orderedConflictRows(policyName: String) throws {
+        try TestBackend.$current.withValue(.etcd) {
+            let tests = OrderedToManyConflictTests()
+            try tests.differentMembersMoved(policyName)
+            try tests.sameMemberMoved(policyName)
+            try tests.concurrentAppends(policyName)
+            try tests.movedAwayVersusReordered(policyName)
+        }
+    }
+
+    @Test("relationships: both ends, delete rules, contexts and fetches, one-to-many (ordered too) and many-to-many")
     func relationshipSuites() throws {
         try TestBackend.$current.withValue(.etcd) {
             let deleteRules = DeleteRuleTests()
@@ -131,6 +142,10 @@ struct EtcdContractTests {
             try linkContexts.refreshAndRollback()
             try linkContexts.predicates()
             try linkContexts.prefetchAndCodable()
+            let ordered = OrderedToManyTests()
+            try ordered.orderFollowsEdits()
+            try ordered.renumbering()
+            try ordered.acrossContexts()
         }
     }
 

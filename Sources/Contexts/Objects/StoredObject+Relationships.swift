@@ -49,7 +49,10 @@ extension StoredObject {
         if let end = context.core.schema.oneToOneEnd(entity.name, relationship) {
             setPartner(destination, end)
         } else {
-            setReference(destination.map { .string($0.storedID.uriString) } ?? .null, at: layout.storagePosition!)
+            let value = destination.map { AttributeValue.string($0.storedID.uriString) } ?? .null
+            let moved = current[layout.storagePosition!] != value
+            setReference(value, at: layout.storagePosition!)
+            if moved { appendToOrder(layout) }
         }
     }
 
@@ -113,7 +116,7 @@ extension StoredObject {
     }
 
     /// Makes `members` the whole to-many `relationship`: members not listed are removed, the
-    /// listed ones added.
+    /// listed ones added (in this order, for an ordered to-many).
     ///
     /// ```swift
     /// try engineering.replaceMembers(of: "employees", with: [ann, bob])
@@ -128,6 +131,7 @@ extension StoredObject {
             member.setDestination(nil, of: layout.description.inverse)
         }
         for member in members { member.setDestination(self, of: layout.description.inverse) }
+        if layout.description.isOrdered { placeInOrder(members, layout) }
     }
 
     // MARK: - Helpers
@@ -163,7 +167,8 @@ extension StoredObject {
     /// The request for the members of a to-many of this object.
     func memberRequest(_ layout: RelationshipLayout) -> FetchRequest {
         FetchRequest(entityName: layout.description.destination,
-                     predicate: .compare(layout.description.inverse, .equal, .string(storedID.uriString)))
+                     predicate: .compare(layout.description.inverse, .equal, .string(storedID.uriString)),
+                     sortDescriptors: OrderKeys.sort(layout))
     }
 
     private func toOne(_ name: String) -> RelationshipLayout {

@@ -161,7 +161,8 @@ extension ObjectContext {
     private func storeMemberIDs(of owner: ObjectID, _ relationship: RelationshipLayout) throws(ContextError) -> [ObjectID] {
         let destination = try core.entity(named: relationship.description.destination)
         let inverse = relationship.description.inverse
-        guard let index = destination.layout.indexes.first(where: { $0.attributeNames == [inverse] }) else { return [] }
+        // The to-one's system index: on the to-one alone, or (ordered) on it and its order key.
+        guard let index = destination.layout.indexes.first(where: { $0.attributeNames.first == inverse }) else { return [] }
         var prefix: [UInt8] = []
         IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
         let view = try core.readView()

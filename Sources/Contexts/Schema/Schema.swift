@@ -43,7 +43,8 @@ public struct Schema: Sendable, Hashable {
     ///   default value of the wrong type, an index or uniqueness constraint that names an
     ///   unknown attribute, none, one twice, or repeats another, or a relationship whose name
     ///   is taken, whose destination is unknown, whose inverse does not point back, or whose
-    ///   kind is not stored (an ordered to-many; a many-to-many whose link table name is too long).
+    ///   kind is not stored (an ordered many-to-many or to-one; a many-to-many whose link table
+    ///   name is too long).
     public init(_ entities: [EntityDescription]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() {
@@ -76,10 +77,18 @@ public struct Schema: Sendable, Hashable {
             try Self.checkUniquenessConstraints(of: entity)
             try Self.checkIndexes(of: entity)
         }
+        for entity in entities { try Self.checkRelationships(of: entity, entities: entities, index: index) }
+        // The members of an ordered to-many keep their order key beside their to-one.
+        var orderedToOnes: [String: Set<String>] = [:]
+        for entity in entities {
+            for relationship in entity.relationships where relationship.isOrdered {
+                orderedToOnes[relationship.destination, default: []].insert(relationship.inverse)
+            }
+        }
+        let entities = entities.map { entity in orderedToOnes[entity.name].map { entity.ordering($0) } ?? entity }
         var oneToOne: [String: [OneToOneEnd]] = [:]
         var manyToMany: [String: [ManyToManyEnd]] = [:]
         for entity in entities {
-            try Self.checkRelationships(of: entity, entities: entities, index: index)
             for relationship in entity.relationships where relationship.isToMany {
                 let destination = entities[index[relationship.destination]!]
                 guard destination.relationship(named: relationship.inverse)!.isToMany else { continue }
@@ -148,7 +157,11 @@ public struct Schema: Sendable, Hashable {
                   inverse.destination == entity.name, inverse.inverse == relationship.name else {
                 throw SchemaError.invalidInverse(entity: entity.name, relationship: relationship.name, inverse: relationship.inverse)
             }
-            var unsupported: String? = relationship.isOrdered ? "an ordered to-many" : nil
+            var unsupported: String? = nil
+            if relationship.isOrdered {
+                if !relationship.isToMany { unsupported = "an ordered to-one (only a to-many keeps an order)" }
+                if inverse.isToMany { unsupported = "an ordered many-to-many (an order is kept for a one-to-many only)" }
+            }
             if relationship.isToMany && inverse.isToMany
                 && StorageMapping.linkTable(entity: entity.name, relationship: relationship.name).utf8.count > maxTableNameBytes {
                 unsupported = "a many-to-many whose link table name (link:\(entity.name):\(relationship.name)) is longer than "
