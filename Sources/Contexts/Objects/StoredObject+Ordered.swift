@@ -131,11 +131,9 @@ extension ObjectContext {
             if let key, key > (last ?? .min) { last = key }
         }
         guard parent == nil else {
-            let owner = try? existingObject(with: id)
-            let inverse = owner.flatMap { $0.entity.layout.relationship(named: layout.description.inverse) }
-            for other in (try? owner.map { owner throws(ContextError) in try members(of: owner, inverse!) } ?? []) ?? [] where other !== member {
-                consider(key(other.current))
-            }
+            guard let owner = try? existingObject(with: id), let toMany = owner.entity.layout.relationship(named: layout.description.inverse),
+                  let members = try? members(of: owner, toMany) else { return nil }
+            for other in members where other !== member { consider(key(other.current)) }
             return last
         }
         let reference = AttributeValue.string(id.uriString)
