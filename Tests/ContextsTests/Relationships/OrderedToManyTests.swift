@@ -170,6 +170,50 @@ struct OrderedToManyTests {
         }
     }
 
+    @Test("delete rules of an ordered to-many: cascade deletes the songs, nullify empties their playlist, deny keeps the list")
+    func deleteRules() throws {
+        for rule in [RelationshipDescription.DeleteRule.cascade, .nullify, .deny] {
+            try withOrgStore(schema: Self.schema(songsRule: rule)) { store in
+                let seed = try Self.seed(store, count: 3)
+                let context = store.context("editor")
+                let outcome = try context.performAndWait { () throws -> String in
+                    context.delete(try context.existingObject(with: seed.list))
+                    do {
+                        try context.save()
+                        return "ok"
+                    } catch is ValidationError {
+                        return "denied"
+                    }
+                }
+                #expect(outcome == (rule == .deny ? "denied" : "ok"), "\(rule)")
+                for song in seed.songs {
+                    let record = try store.committed(song)
+                    switch rule {
+                    case .cascade: #expect(record == nil)
+                    case .nullify: #expect(record?.values.value(of: "playlist") == .null)
+                    default: #expect(record?.values.value(of: "playlist") == .string(seed.list.uriString))
+                    }
+                }
+                #expect(try store.problems() == [], "\(rule)")
+            }
+        }
+    }
+
+    @Test("membership on a one-to-many's to-many is the member's to-one, pending changes included")
+    func membership() throws {
+        try withOrgStore(schema: Self.schema()) { store in
+            let seed = try Self.seed(store)
+            let context = store.context("editor")
+            try context.performAndWait {
+                let request = FetchRequest(entityName: "Playlist", predicate: .hasMember("songs", seed.songs[0]))
+                #expect(try context.fetch(request).map(\.name) == ["L"])
+                try context.existingObject(with: seed.songs[0]).setDestination(try context.existingObject(with: seed.other), of: "playlist")
+                #expect(try context.fetch(request).map(\.name) == ["M"])
+                #expect(try context.count(for: FetchRequest(entityName: "Playlist", predicate: .not(.hasMember("songs", seed.songs[0])))) == 1)
+            }
+        }
+    }
+
     @Test("the order survives a reopen, a child's push and a prefetch")
     func acrossContexts() throws {
         try withOrgStore(schema: Self.schema()) { store in
