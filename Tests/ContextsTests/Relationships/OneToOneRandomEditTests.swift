@@ -24,34 +24,18 @@ struct OneToOneRandomEditTests {
     }
 
     static func run(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
         try withOrgStore(schema: OneToOneTests.schema()) { store in
             let seeded = try OneToOneTests.seed(store)
-            var known = [seeded.ann, seeded.bob, seeded.carl, seeded.d1, seeded.d2]
-            let contexts = (0..<4).map { store.context("editor\($0)") }
-            var step = RandomSaveStep()
-            for index in 0..<300 {
-                let context = contexts[Int(random.next(upTo: 4))]
-                guard random.next(upTo: 4) == 0 else {
-                    known += context.performAndWait { Self.edit(in: context, known: known, random: &random) }
-                    continue
-                }
-                guard try step.saveAndCheck(context, in: store, random: &random, known: &known, seed: seed, step: index) else { return }
+            try RandomSaveStep.run(store, seed: seed, known: [seeded.ann, seeded.bob, seeded.carl, seeded.d1, seeded.d2], steps: 300,
+                                   label: "OneToOneRandomEditTests") { context, known, random in
+                Self.edit(in: context, known: known, random: &random)
             }
-            print("OneToOneRandomEditTests seed \(seed): \(step.saves) saves, \(step.resolved) conflicts resolved by a policy")
-            #expect(step.saves > 0 && step.resolved > 0, "seed \(seed)")
         }
     }
 
     /// One random edit; returns the IDs of objects it inserted.
     static func edit(in context: ObjectContext, known: [ObjectID], random: inout SeededRandom) -> [ObjectID] {
-        func pick(_ entity: String) -> StoredObject? {
-            let candidates = known.filter { $0.entityName == entity }
-            guard !candidates.isEmpty else { return nil }
-            guard let object = try? context.existingObject(with: candidates[Int(random.next(upTo: UInt64(candidates.count)))]),
-                  !object.isDeleted else { return nil }
-            return object
-        }
+        func pick(_ entity: String) -> StoredObject? { RandomSaveStep.pick(entity, from: known, in: context, random: &random) }
         switch random.next(upTo: 6) {
         case 0, 1:  // a person takes a desk, or leaves hers
             pick("Person")?.setDestination(random.next(upTo: 4) == 0 ? nil : pick("Desk"), of: "desk")

@@ -62,34 +62,18 @@ struct OrderedToManyRandomEditTests {
     func concurrentEditsStayConsistent() throws {
         let seed = SeededRandom.seed()
         print("OrderedToManyRandomEditTests concurrent seed: \(seed) (replay with CAIRN_SEED=\(seed))")
-        var random = SeededRandom(seed: seed)
         try withOrgStore(schema: OrderedToManyTests.schema()) { store in
             let seeded = try OrderedToManyTests.seed(store)
-            var known = [seeded.list, seeded.other] + seeded.songs
-            let contexts = (0..<4).map { store.context("editor\($0)") }
-            var step = RandomSaveStep()
-            for index in 0..<300 {
-                let context = contexts[Int(random.next(upTo: 4))]
-                guard random.next(upTo: 4) == 0 else {
-                    known += context.performAndWait { Self.edit(in: context, known: known, random: &random) }
-                    continue
-                }
-                guard try step.saveAndCheck(context, in: store, random: &random, known: &known, seed: seed, step: index) else { return }
+            try RandomSaveStep.run(store, seed: seed, known: [seeded.list, seeded.other] + seeded.songs, steps: 300,
+                                   label: "OrderedToManyRandomEditTests") { context, known, random in
+                Self.edit(in: context, known: known, random: &random)
             }
-            print("OrderedToManyRandomEditTests seed \(seed): \(step.saves) saves, \(step.resolved) conflicts resolved by a policy")
-            #expect(step.saves > 0 && step.resolved > 0, "seed \(seed)")
         }
     }
 
     /// One random edit; returns the IDs of objects it inserted.
     static func edit(in context: ObjectContext, known: [ObjectID], random: inout SeededRandom) -> [ObjectID] {
-        func pick(_ entity: String) -> StoredObject? {
-            let candidates = known.filter { $0.entityName == entity }
-            guard !candidates.isEmpty,
-                  let object = try? context.existingObject(with: candidates[Int(random.next(upTo: UInt64(candidates.count)))]),
-                  !object.isDeleted else { return nil }
-            return object
-        }
+        func pick(_ entity: String) -> StoredObject? { RandomSaveStep.pick(entity, from: known, in: context, random: &random) }
         guard let list = pick("Playlist"), let count = try? list.memberCount(of: "songs") else { return [] }
         switch random.next(upTo: 6) {
         case 0:  // a new song, placed
