@@ -64,11 +64,11 @@ extension CairnToolTests {
             let relationships = directory.path + "/relationships.json"
             try Data(#"""
                 {"name": "x", "entities": {"P": {"attributes": {"a": "int"},
-                  "relationships": {"d": {"toMany": "P", "inverse": "d"}}}}, "steps": []}
+                  "relationships": {"d": {"toMany": "P", "inverse": "d", "ordered": true}}}}, "steps": []}
                 """#.utf8).write(to: URL(fileURLWithPath: relationships))
             let refused = try cairn("scenario", relationships)
             #expect(refused.status == 1, "\(refused)")
-            #expect(refused.errorOutput.contains("relationship P.d is many-to-many, which this version does not store"), "\(refused)")
+            #expect(refused.errorOutput.contains("relationship P.d is an ordered many-to-many (an order is kept for a one-to-many only), which this version does not store"), "\(refused)")
             let unknown = directory.path + "/unknown.json"
             try Data(#"""
                 {"name": "x", "entities": {"P": {"attributes": {"a": "int"}, "uniquenessConstraints": [["b"]]}}, "steps": []}

@@ -144,6 +144,8 @@ public final class ObjectContext: @unchecked Sendable {
     var heldReferenceMaps: [HeldReferenceKey: (epoch: UInt64, byReference: [String: [StoredObject]])] = [:]
     /// The to-many members read, kept with their owners while `graphEpoch` and the base hold (MemberCache.swift).
     var memberCache = MemberCache()
+    /// Many-to-many links changed and not saved, and what each end last read (ContextLinks.swift).
+    var links = ContextLinks()
     /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
     var generationState: GenerationState = .unpinned
 
@@ -284,6 +286,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
     func forget(_ object: StoredObject, reason: String) {
         graphEpoch &+= 1
+        if core.schema.hasManyToMany { forgetLinks(of: object) }
         registry[object.storedID] = nil
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
         detach(object, reason: reason)
@@ -299,6 +302,7 @@ public final class ObjectContext: @unchecked Sendable {
         graphEpoch &+= 1
         heldReferenceMaps = [:]
         memberCache.removeAll()
+        links = ContextLinks()
         indexedRegistry.removeAll()
         registrationOrder.removeAll()
         forgottenInOrder = 0

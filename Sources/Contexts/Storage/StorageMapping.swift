@@ -12,6 +12,11 @@
 //                             entry per value), value = the owner's primary key (8 bytes
 //                             big-endian); none for an object with a null among them. A save
 //                             puts it on condition "absent", so a duplicate fails the commit
+//   table "link:<Entity>:<r>"  one per end of a many-to-many relationship r: key = the
+//                             owner's primary key then the member's (8 + 8 bytes big-endian,
+//                             so an owner's members are one range), value empty; every link
+//                             is in both ends' tables, written unversioned in the commit that
+//                             writes (and version-checks) both ends' records
 //   table "meta:indexes"      key = an index or constraint table's name (UTF-8), value =
 //                             [indexFormat]: the tables the store has built (and keeps), so an
 //                             open with another schema knows what to build or drop
@@ -45,6 +50,28 @@ package enum StorageMapping {
     }
 
     static let indexTablePrefix = "index:"
+
+    /// A many-to-many end's links (ManyToManyEnd.swift).
+    static func linkTable(entity: String, relationship: String) -> String {
+        "link:" + entity + ":" + relationship
+    }
+
+    /// The key of the link from `owner` to `member` in the owner's end's table.
+    static func linkKey(owner: UInt64, member: UInt64) -> [UInt8] {
+        key(for: owner) + key(for: member)
+    }
+
+    /// The member's primary key of a link key, nil when it is not one.
+    static func linkMember(of key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == 16 else { return nil }
+        return UInt64(bigEndian: key.loadUnaligned(fromByteOffset: 8, as: UInt64.self))
+    }
+
+    /// The owner's primary key of a link key, nil when it is not one.
+    static func linkOwner(of key: UnsafeRawBufferPointer) -> UInt64? {
+        guard key.count == 16 else { return nil }
+        return UInt64(bigEndian: key.loadUnaligned(as: UInt64.self))
+    }
 
     static func uniquenessTable(entity: String, attributes: [String]) -> String {
         "unique:" + entity + ":" + attributes.joined(separator: ",")

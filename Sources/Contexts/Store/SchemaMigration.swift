@@ -180,8 +180,33 @@ enum SchemaMigration {
             }
             plan.reports.append(MigrationProgress(entity: entity.name, phase: "deleted", records: count))
         }
+        try migrateLinks(from: stored.schema, to: schema, renamed: mappings.map { ($0.stored.name, $0.entity.name) },
+                         view: view, into: &batch)
         batch.put(StoredSchema.encode(schema), forKey: StoredSchema.key, in: StoredSchema.table, if: .version(version))
         return plan
+    }
+
+    /// Moves the link tables of a renamed entity's many-to-manys to its new name, and clears
+    /// those of many-to-manys the schema no longer has (so one declared again later starts empty).
+    /// `renamed`: the recorded and new name of every entity kept.
+    private static func migrateLinks(
+        from stored: Schema, to schema: Schema, renamed: [(stored: String, new: String)], view: any StorageReadView,
+        into batch: inout StorageBatch
+    ) throws {
+        let newName = Dictionary(renamed, uniquingKeysWith: { first, _ in first })
+        for entity in stored.entities {
+            for end in stored.manyToManyEnds(of: entity.name) {
+                let kept = newName[entity.name].flatMap { name in
+                    schema.manyToManyEnd(name, end.name).flatMap { $0.destination == newName[end.destination] ? $0 : nil }
+                }
+                if kept?.linkTable == end.linkTable { continue }
+                try view.forEach(in: end.linkTable, from: nil, to: nil, reverse: false) { key, _, _ in
+                    if let kept { batch.putUnversioned([], forKey: Array(key), in: kept.linkTable) }
+                    batch.deleteUnversioned(Array(key), in: end.linkTable)
+                    return true
+                }
+            }
+        }
     }
 
     /// Matches `schema`'s entities and attributes with `stored`'s and lists the differences;

@@ -52,22 +52,27 @@ struct RelationshipSchemaTests {
         }
     }
 
-    @Test("many-to-many and ordered to-many are refused with unsupportedRelationship")
-    func unsupportedKinds() {
+    @Test("an ordered many-to-many is refused with unsupportedRelationship; an ordered one-to-many is recorded and reopened")
+    func orderedKinds() throws {
         let tags = EntityDescription("Tag", attributes: [], relationships: [
-            RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true),
+            RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true, isOrdered: true),
         ])
         let posts = EntityDescription("Post", attributes: [], relationships: [
             RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true),
         ])
-        #expect(throws: SchemaError.unsupportedRelationship(entity: "Tag", relationship: "posts", reason: "many-to-many")) {
+        #expect(throws: SchemaError.unsupportedRelationship(
+            entity: "Tag", relationship: "posts", reason: "an ordered many-to-many (an order is kept for a one-to-many only)")) {
             try Schema([tags, posts])
         }
-        let ordered = EntityDescription("Department", attributes: [], relationships: [
-            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true, isOrdered: true),
-        ])
-        #expect(throws: SchemaError.unsupportedRelationship(entity: "Department", relationship: "employees", reason: "an ordered to-many")) {
-            try Schema([ordered, Self.person(RelationshipDescription("department", destination: "Department", inverse: "employees"))])
+        try withOrgStore(schema: OrderedToManyTests.schema()) { store in
+            let seed = try OrderedToManyTests.seed(store)
+            store.objects.close()
+            let reopened = try ObjectStore(directory: store.directory.path, schema: OrderedToManyTests.schema())
+            defer { reopened.close() }
+            let context = reopened.newBackgroundContext()
+            #expect(try context.performAndWait { try context.existingObject(with: seed.list).members(of: "songs").map(\.name) }
+                == ["s1", "s2", "s3", "s4"])
+            #expect(try reopened.indexProblems() == [])
         }
     }
 
