@@ -2858,5 +2858,369 @@ enum CanonicalScenarios {
               }
             }
             """#),
+        (file: "relationship-ordered-many-to-many.json", text: #"""
+            {
+              "name": "relationship-ordered-many-to-many",
+              "description": "A post's tags are an ordered end of a many-to-many (the tags' posts are not ordered). A read the tags and swaps the first two; B swaps the last two, adds t5 (last) and saves first. Each link's place is its key at the ordered end, merged link by link like an attribute: storeTrump and objectTrump keep both swaps and the addition, overwrite writes the order A read with its swap (so t5 goes), rollback takes the store's, error fails.",
+              "entities": {
+                "Post": {
+                  "attributes": {
+                    "title": "string"
+                  },
+                  "relationships": {
+                    "tags": {
+                      "toMany": "Tag",
+                      "inverse": "posts",
+                      "ordered": true
+                    }
+                  }
+                },
+                "Tag": {
+                  "attributes": {
+                    "label": "string"
+                  },
+                  "relationships": {
+                    "posts": {
+                      "toMany": "Post",
+                      "inverse": "tags"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "p": {
+                  "entity": "Post",
+                  "values": {
+                    "title": "Hello",
+                    "tags": [
+                      "t1",
+                      "t2",
+                      "t3",
+                      "t4"
+                    ]
+                  }
+                },
+                "t1": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "a"
+                  }
+                },
+                "t2": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "b"
+                  }
+                },
+                "t3": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "c"
+                  }
+                },
+                "t4": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "d"
+                  }
+                },
+                "t5": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "e"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "p"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "p",
+                  "values": {
+                    "tags": [
+                      "t2",
+                      "t1",
+                      "t3",
+                      "t4"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "p",
+                  "values": {
+                    "tags": [
+                      "t1",
+                      "t2",
+                      "t4",
+                      "t3"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "relate",
+                  "ref": "p",
+                  "relationship": "tags",
+                  "add": [
+                    "t5"
+                  ]
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t1",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t1",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t1",
+                        "t3",
+                        "t4"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": []
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+            """#),
     ]
 }

@@ -10,7 +10,7 @@ extension CairnToolTests {
         static let files = [
             "relationship-move-vs-rename.json", "relationship-concurrent-additions.json", "relationship-to-one-moved-twice.json",
             "relationship-insert-to-deleted.json", "relationship-cascade-vs-member-update.json", "relationship-deny.json",
-            "relationship-many-to-many-edits.json", "relationship-ordered-reorders.json",
+            "relationship-many-to-many-edits.json", "relationship-ordered-reorders.json", "relationship-ordered-many-to-many.json",
         ]
 
         @Test(arguments: files)

@@ -111,7 +111,21 @@ struct EtcdContractTests {
         }
     }
 
-    @Test("relationships: both ends, delete rules, contexts and fetches, one-to-many (ordered too) and many-to-many")
+    @Test("ordered many-to-many: the conflict rows under each policy, keys with the links and in the order tables", arguments: policyNames)
+    func orderedManyToManyConflictRows(policyName: String) throws {
+        try TestBackend.$current.withValue(.etcd) {
+            let tests = OrderedManyToManyConflictTests()
+            try tests.differentLinksMoved(policyName)
+            try tests.sameLinkMoved(policyName)
+            try tests.concurrentAppends(policyName)
+            try tests.movedVersusRemoved(policyName)
+            try tests.moveVersusRenameOfTheMember(policyName)
+            try tests.bothEndsReorderOneLink(policyName)
+            try tests.bothEndsConflict(policyName)
+        }
+    }
+
+    @Test("relationships: both ends, delete rules, contexts and fetches, one-to-many (ordered too) and many-to-many (ordered too)")
     func relationshipSuites() throws {
         try TestBackend.$current.withValue(.etcd) {
             let deleteRules = DeleteRuleTests()
@@ -146,13 +160,24 @@ struct EtcdContractTests {
             try ordered.orderFollowsEdits()
             try ordered.renumbering()
             try ordered.acrossContexts()
+            let orderedLinks = OrderedManyToManyTests()
+            try orderedLinks.orderFollowsEdits()
+            try orderedLinks.bothEndsKeepTheirOwnOrder()
+            try orderedLinks.reorderChangesTheOrderedEndOnly()
+            try orderedLinks.renumbering()
+            try orderedLinks.ownInverse()
+            try orderedLinks.deleteRules()
+            try orderedLinks.acrossContexts()
+            try orderedLinks.refreshAndRollback()
         }
     }
 
-    @Test("many-to-many: randomized concurrent edits keep the stored links symmetric, on etcd", arguments: [UInt64(7), 8])
+    @Test("many-to-many: randomized concurrent edits keep the stored links symmetric (and ordered ends' keys consistent), on etcd",
+          arguments: [UInt64(7), 8])
     func manyToManyRandomEdits(seed: UInt64) throws {
         try TestBackend.$current.withValue(.etcd) {
             try ManyToManyRandomEditTests.run(seed: seed, postsRule: .nullify, steps: 150)
+            try ManyToManyRandomEditTests.run(seed: seed, postsRule: .nullify, steps: 150, ordered: true)
         }
     }
 

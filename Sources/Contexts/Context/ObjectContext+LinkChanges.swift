@@ -3,13 +3,16 @@ import Policies
 // A context's many-to-many changes through the rest of its life: delete rules at `delete(_:)`,
 // forgetting, refreshing and merging objects, and a child's save pushing its links to the parent.
 
-/// One link a child's save hands its parent. Sendable: it crosses queues.
+/// One link a child's save hands its parent, or one place it gave a link at an ordered end.
+/// Sendable: it crosses queues.
 struct ChildLinkChange: Sendable {
     let owner: ObjectID
     let entity: String
     let relationship: String
     let member: ObjectID
     let linked: Bool
+    /// For a place: the link's key at the owner's ordered end (`linked` is true).
+    var place: Int64? = nil
 }
 
 extension ObjectContext {
@@ -30,11 +33,13 @@ extension ObjectContext {
         }
     }
 
-    /// The object leaves the context: what its ends read goes; an insert's links go with it (it
-    /// never existed). A stored object's changes stay, so a save that would link to an object
-    /// this context found deleted fails with `objectNotFound`, as a to-one's reference does.
+    /// The object leaves the context: what its ends read goes, and the places it gave; an
+    /// insert's links go with it (it never existed). A stored object's link changes stay, so a
+    /// save that would link to an object this context found deleted fails with `objectNotFound`,
+    /// as a to-one's reference does.
     func forgetLinks(of object: StoredObject) {
         links.forgetReads(of: object)
+        links.dropPlaces(of: object)
         if object.insertedFlag { links.dropChanges(involving: object) }
     }
 
@@ -48,24 +53,33 @@ extension ObjectContext {
         }
     }
 
-    /// This context's link changes, once per link, by ID.
+    /// This context's link changes, once per link, by ID, then its places (the keys it gave
+    /// links at ordered ends: the parent's view is this child's base, so they mean the same there).
     func pendingLinkChanges() -> [ChildLinkChange] {
         var changes: [ChildLinkChange] = []
         links.forEachLink { owner, relationship, member, linked in
             changes.append(ChildLinkChange(owner: owner.storedID, entity: owner.entity.name, relationship: relationship,
                                            member: member.storedID, linked: linked))
         }
+        links.forEachPlace { owner, relationship, member, key in
+            changes.append(ChildLinkChange(owner: owner.storedID, entity: owner.entity.name, relationship: relationship,
+                                           member: member.storedID, linked: true, place: key))
+        }
         return changes
     }
 
     /// Applies a child's link changes here, as `addMember`/`removeMember` would (after its
-    /// inserts and changes): both ends become updated here.
+    /// inserts and changes): both ends become updated here; a place makes its owner updated.
     func applyChildLinkChanges(_ changes: [ChildLinkChange]) {
         checkQueue()
         for change in changes {
             guard let end = core.schema.manyToManyEnd(change.entity, change.relationship) else { continue }
             guard let owner = heldOrFault(change.owner), let member = heldOrFault(change.member) else { continue }
-            setLinked(owner, end, member, linked: change.linked)
+            if let key = change.place {
+                setPlace(owner, end, member, key: key, was: nil)
+            } else {
+                setLinked(owner, end, member, linked: change.linked)
+            }
         }
     }
 

@@ -4,12 +4,13 @@ import Policies
 // of the end's link table, read at the commit its reads read; a child's: its parent's view) with
 // its own pending changes laid over them, leaving out objects it deleted. A root context keeps
 // what each end read as the links' ancestor (ContextLinks), and the member lists in its
-// MemberCache like a one-to-many's.
+// MemberCache like a one-to-many's. An ordered end's members come in order of their links' keys
+// at that end (ObjectContext+LinkOrder.swift).
 
 extension ObjectContext {
     /// The members' IDs of the end `end` of the object `id` (`owner` when registered here), in
     /// this context's view: stored members by primary key, then new ones in the order they were
-    /// linked.
+    /// linked (for an ordered end: in the order of their keys at that end).
     func linkIDs(of id: ObjectID, owner: StoredObject?, _ end: ManyToManyEnd) throws(ContextError) -> [ObjectID] {
         try linkIDs(of: [(id, owner)], end)[0]
     }
@@ -17,15 +18,22 @@ extension ObjectContext {
     /// ``linkIDs(of:owner:_:)`` of several owners, their base read together (one read view, or
     /// one visit to the parent).
     func linkIDs(of owners: [(id: ObjectID, owner: StoredObject?)], _ end: ManyToManyEnd) throws(ContextError) -> [[ObjectID]] {
-        let base = try baseLinkIDs(of: owners.map(\.id), end)
-        var lists: [[ObjectID]] = []
+        try linkEntries(of: owners, end).map { $0.map(\.id) }
+    }
+
+    /// ``linkIDs(of:_:)`` with each link's order key at an ordered end.
+    func linkEntries(of owners: [(id: ObjectID, owner: StoredObject?)], _ end: ManyToManyEnd) throws(ContextError) -> [[LinkEntry]] {
+        let base = try baseLinkEntries(of: owners.map(\.id), end)
+        var lists: [[LinkEntry]] = []
         lists.reserveCapacity(owners.count)
         for (position, (_, owner)) in owners.enumerated() {
             if let owner, parent == nil, !owner.storedID.isTemporaryID {
-                links.noteRead(Set(base[position].compactMap(\.primaryKey)), of: owner, end.name)
+                var keys: [UInt64: Int64] = [:]
+                for entry in base[position] { if let key = entry.orderKey, let member = entry.id.primaryKey { keys[member] = key } }
+                links.noteRead(Set(base[position].compactMap(\.id.primaryKey)), keys: keys, of: owner, end.name)
             }
-            var stored = Set(base[position].filter { !$0.isTemporaryID })
-            var new = base[position].filter(\.isTemporaryID)
+            var stored = Set(base[position].lazy.map(\.id).filter { !$0.isTemporaryID })
+            var new = base[position].map(\.id).filter(\.isTemporaryID)
             if let owner {
                 for change in links.changes(of: owner, end.name) {
                     let id = change.member.storedID
@@ -38,39 +46,52 @@ extension ObjectContext {
                 }
             }
             let visible = stored.sorted { ($0.primaryKey ?? 0) < ($1.primaryKey ?? 0) } + new
-            lists.append(visible.filter { registeredObject(for: $0)?.deletedFlag != true })
+            let entries = visible.filter { registeredObject(for: $0)?.deletedFlag != true }.map { LinkEntry(id: $0, orderKey: nil) }
+            lists.append(end.isOrdered ? inOrder(entries, base: base[position], owner: owner, end) : entries)
         }
         return lists
     }
 
     /// The base's links of each owner: the store's (a root, at the commit its reads read) or
     /// the parent's view (a child).
-    private func baseLinkIDs(of owners: [ObjectID], _ end: ManyToManyEnd) throws(ContextError) -> [[ObjectID]] {
+    private func baseLinkEntries(of owners: [ObjectID], _ end: ManyToManyEnd) throws(ContextError) -> [[LinkEntry]] {
         if let parent {
-            return try parent.synchronously { () throws(ContextError) -> [[ObjectID]] in
-                try parent.linkIDs(of: owners.map { ($0, parent.registeredObject(for: $0)) }, end)
+            return try parent.synchronously { () throws(ContextError) -> [[LinkEntry]] in
+                try parent.linkEntries(of: owners.map { ($0, parent.registeredObject(for: $0)) }, end)
             }
         }
         let keys = owners.map(\.primaryKey)
         guard keys.contains(where: { $0 != nil }) else { return owners.map { _ in [] } }
-        return try withReadView { (view) throws(ContextError) -> [[ObjectID]] in
-            var lists: [[ObjectID]] = []
+        return try withReadView { (view) throws(ContextError) -> [[LinkEntry]] in
+            var lists: [[LinkEntry]] = []
             lists.reserveCapacity(owners.count)
             for key in keys {
                 guard let key else { lists.append([]); continue }
-                lists.append(try Self.storedLinks(of: key, end, in: view).map { ObjectID(entityName: end.destination, primaryKey: $0) })
+                lists.append(try Self.storedLinkEntries(of: key, end, in: view).map { link in
+                    LinkEntry(id: ObjectID(entityName: end.destination, primaryKey: link.member), orderKey: link.orderKey)
+                })
             }
             return lists
         }
     }
 
-    /// The members' primary keys of the owner `key` in `view`, in order.
+    /// The members' primary keys of the owner `key` in `view`, in primary-key order.
     static func storedLinks(of key: UInt64, _ end: ManyToManyEnd, in view: any StorageReadView) throws(ContextError) -> [UInt64] {
+        try storedLinkEntries(of: key, end, in: view).map(\.member)
+    }
+
+    /// ``storedLinks(of:_:in:)`` with each link's order key at an ordered end (nil: not placed, or unordered).
+    static func storedLinkEntries(
+        of key: UInt64, _ end: ManyToManyEnd, in view: any StorageReadView
+    ) throws(ContextError) -> [(member: UInt64, orderKey: Int64?)] {
         let prefix = StorageMapping.key(for: key)
-        var members: [UInt64] = []
+        var members: [(member: UInt64, orderKey: Int64?)] = []
+        let ordered = end.isOrdered
         do {
-            try view.forEach(in: end.linkTable, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), reverse: false) { key, _, _ in
-                if let member = StorageMapping.linkMember(of: key) { members.append(member) }
+            try view.forEach(in: end.linkTable, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), reverse: false) { key, value, _ in
+                if let member = StorageMapping.linkMember(of: key) {
+                    members.append((member, ordered ? StorageMapping.orderKey(ofLinkValue: value) : nil))
+                }
                 return true
             }
         } catch {
@@ -199,6 +220,13 @@ extension ObjectContext {
         }
         return counts.filter { $0.value > 0 }
     }
+}
+
+/// One member of an end in a context's view, with the link's order key at an ordered end (nil:
+/// an unordered end, or a link not placed yet).
+struct LinkEntry: Hashable {
+    let id: ObjectID
+    let orderKey: Int64?
 }
 
 /// A link by its ends' IDs.

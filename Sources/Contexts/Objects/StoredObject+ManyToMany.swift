@@ -38,6 +38,7 @@ extension StoredObject {
             if !kept.contains(ObjectIdentifier(member)) { context.setLinked(self, end, member, linked: false) }
         }
         for member in members { context.setLinked(self, end, member, linked: true) }
+        if end.isOrdered { try context.placeLinksInOrder(members, of: self, end) }
     }
 }
 
@@ -53,6 +54,7 @@ extension ObjectContext {
         }
         guard links.set(owner, end, member, linked: linked, based: based) else { return }
         graphEpoch &+= 1
+        if linked { appendLink(owner, end, member) }
         for object in owner === member ? [owner] : [owner, member] where !object.insertedFlag {
             markMembershipChanged(of: object.storedID)
         }

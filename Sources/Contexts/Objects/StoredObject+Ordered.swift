@@ -1,22 +1,29 @@
 import Policies
 
 // An ordered to-many (a one-to-many whose to-many is `isOrdered`): the members keep the order in
-// which they were added or placed. Each member holds an order key beside its to-one (OrderKeys.swift),
+// which they were added or placed (an ordered many-to-many end: StoredObject+OrderedLinks.swift).
+// Each member holds an order key beside its to-one (OrderKeys.swift),
 // so adding a member at the end, inserting one at an index or moving one writes that member
 // alone (and its owners, whose versions rise as for any membership change); `members(of:)`
 // returns them by key, through the to-one's index on (to-one, key).
 
 extension StoredObject {
     /// Places `member` at `index` of the ordered to-many `relationship` (taking it from its
-    /// place, or from another owner, first): the members from `index` on come after it.
+    /// place, or from another owner, first): the members from `index` on come after it. For an
+    /// ordered many-to-many end, `member` is linked if it was not (and goes last at the other
+    /// end, if that end is ordered too) and placed here; only this end's order changes.
     ///
     /// ```swift
     /// try playlist.insertMember(song, at: 0, into: "songs")   // first
+    /// try post.insertMember(tag, at: 1, into: "tags")         // an ordered many-to-many end
     /// ```
     ///
     /// - Throws: as ``members(of:)``, which reads the members first. Stops the process for a
     ///   relationship that is not an ordered to-many, or an index past the end.
     public func insertMember(_ member: StoredObject, at index: Int, into relationship: String) throws(ContextError) {
+        if let end = orderedManyToManyEnd(relationship, "insertMember(_:at:into:)") {
+            return try insertLink(member, at: index, end)
+        }
         let (layout, inverse) = orderedToMany(relationship, "insertMember(_:at:into:)")
         var list = try members(of: relationship).filter { $0 !== member }
         guard index >= 0 && index <= list.count else {
@@ -28,7 +35,8 @@ extension StoredObject {
     }
 
     /// Moves the member at `source` of the ordered to-many `relationship` to `destination` (an
-    /// index of the list without it): Core Data's `moveObjects(at:to:)` for one member.
+    /// index of the list without it): Core Data's `moveObjects(at:to:)` for one member. On an
+    /// ordered many-to-many end it is a change of this object only: the member is not updated.
     ///
     /// ```swift
     /// try playlist.moveMember(at: 3, to: 0, in: "songs")
@@ -37,6 +45,7 @@ extension StoredObject {
     /// - Throws: as ``members(of:)``. Stops the process for a relationship that is not an
     ///   ordered to-many, or an index past the end.
     public func moveMember(at source: Int, to destination: Int, in relationship: String) throws(ContextError) {
+        if let end = orderedManyToManyEnd(relationship, "moveMember(at:to:in:)") { return try moveLink(at: source, to: destination, end) }
         let (_, inverse) = orderedToMany(relationship, "moveMember(at:to:in:)")
         var list = try members(of: relationship)
         guard source >= 0 && source < list.count && destination >= 0 && destination < list.count else {
@@ -51,23 +60,15 @@ extension StoredObject {
     /// there is no room), and marks this owner changed.
     private func place(at index: Int, in list: [StoredObject], _ inverse: RelationshipLayout) throws(ContextError) {
         let position = inverse.orderPosition!
-        func key(_ object: StoredObject) -> Int64? {
+        let keys = list.map { object -> Int64? in
             if case .int(let key) = object.current[position] { return key }
             return nil
         }
-        let lower = index > 0 ? key(list[index - 1]) : nil, upper = index + 1 < list.count ? key(list[index + 1]) : nil
-        let placed: Int64?
-        switch (index > 0, index + 1 < list.count) {
-        case (false, false): placed = 0
-        case (true, false): placed = lower.map(OrderKeys.after)
-        case (false, true): placed = upper.map(OrderKeys.before)
-        case (true, true): placed = lower.flatMap { lower in upper.flatMap { OrderKeys.between(lower, $0) } }
-        }
-        if let placed, placed != lower, placed != upper {
+        if let placed = OrderKeys.placing(at: index, among: keys) {
             list[index].setOrderKey(placed, at: position)
         } else {
             // No room (or members without keys): every member gets a fresh key, in this order.
-            for (rank, member) in list.enumerated() { member.setOrderKey(Int64(rank) * OrderKeys.step, at: position) }
+            for (rank, member) in list.enumerated() { member.setOrderKey(OrderKeys.renumbered(rank), at: position) }
         }
         registeredOwner("insertMember(_:at:into:)").markMembershipChanged(of: storedID)
     }
@@ -81,9 +82,8 @@ extension StoredObject {
             if case .int(let key) = member.current[position] { return key }
             return nil
         }
-        let increasing = zip(keys, keys.dropFirst()).allSatisfy { pair in pair.0.map { lower in pair.1.map { lower < $0 } ?? false } ?? false }
-        guard !increasing || keys.contains(nil) else { return }
-        for (rank, member) in members.enumerated() { member.setOrderKey(Int64(rank) * OrderKeys.step, at: position) }
+        guard !OrderKeys.areIncreasing(keys) else { return }
+        for (rank, member) in members.enumerated() { member.setOrderKey(OrderKeys.renumbered(rank), at: position) }
         context.markMembershipChanged(of: storedID)
     }
 

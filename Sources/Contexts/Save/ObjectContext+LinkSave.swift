@@ -5,7 +5,8 @@ import Policies
 // - the pre-pass: both ends of every changed link are loaded and marked updated (so both are
 //   written, versioned and checked); a link to an object this context found deleted fails the
 //   save with `objectNotFound`, as a to-one's reference does;
-// - collecting: each changed link becomes a `LinkWrite` of one end's entry; a deleted object's
+// - collecting: each changed link becomes a `LinkWrite` of one end's entry (with its keys at
+//   ordered ends), and each place of a link that stands a `placesOnly` write; a deleted object's
 //   links as the store holds them (read at the latest commit, exact under the delete's version
 //   condition) are removed, and its delete rule nullifies, cascades or denies their members;
 // - after a conflict round (ObjectContext+LinkConflicts.swift settles the resolved objects'
@@ -13,11 +14,16 @@ import Policies
 // - after the commit: the links' ancestor follows what was written, and the changes are done.
 
 extension ObjectContext {
-    /// The pre-pass: loads and marks both ends of every changed link.
+    /// The pre-pass: loads and marks both ends of every changed link, and the owner of every
+    /// place (a reorder changes the ordered end alone).
     ///
     /// - Throws: ``ContextError/objectNotFound(_:)`` for a link to an object the store no longer
     ///   holds and this context does not either.
     func prepareLinksForSave() throws {
+        links.forEachPlace { owner, _, _, _ in
+            guard case .registered = owner.lifecycle, owner.link === link, !owner.insertedFlag, !owner.deletedFlag else { return }
+            markMembershipChanged(of: owner.storedID)
+        }
         try links.forEachLink { owner, _, member, linked in
             for object in owner === member ? [owner] : [owner, member] {
                 guard case .registered = object.lifecycle, object.link === link else {
@@ -59,7 +65,18 @@ extension ObjectContext {
             // A deleted end's links are its delete's to remove (`includeStoreLinks`).
             if entries[ownerEntry].isDelete || memberEntry.map({ entries[$0].isDelete }) == true { return }
             if linked && memberEntry == nil { return }
-            entries[ownerEntry].linkWrites.append(LinkWrite(end: end, memberEntry: memberEntry, memberID: member.storedID, linked: linked))
+            entries[ownerEntry].linkWrites.append(LinkWrite(
+                end: end, memberEntry: memberEntry, memberID: member.storedID, linked: linked,
+                position: links.place(owner, relationship, member), inversePosition: links.place(member, end.inverse, owner)))
+        }
+        // Reorders of links that stand: the owner's alone.
+        links.forEachPlace { owner, relationship, member, key in
+            guard let end = core.schema.manyToManyEnd(owner.entity.name, relationship), links.change(owner, end, member) == nil,
+                  let ownerEntry = entryOf[ObjectIdentifier(owner)], !entries[ownerEntry].isDelete,
+                  entryOf[ObjectIdentifier(member)].map({ entries[$0].isDelete }) != true else { return }
+            entries[ownerEntry].linkWrites.append(LinkWrite(
+                end: end, memberEntry: entryOf[ObjectIdentifier(member)], memberID: member.storedID, linked: true,
+                position: key, placesOnly: true))
         }
         return added
     }
@@ -149,7 +166,8 @@ extension ObjectContext {
         var mustWrite = Set<Int>()
         for (index, entry) in entries.enumerated() where !entry.linkWrites.isEmpty {
             mustWrite.insert(index)
-            for write in entry.linkWrites { if let member = write.memberEntry { mustWrite.insert(member) } }
+            // A place changes its owner alone.
+            for write in entry.linkWrites where !write.placesOnly { if let member = write.memberEntry { mustWrite.insert(member) } }
         }
         for index in mustWrite.sorted() {
             switch entries[index].step {
@@ -178,9 +196,10 @@ extension ObjectContext {
                 for write in entry.linkWrites {
                     let memberID = write.memberEntry.map { entries[$0].id } ?? write.memberID
                     guard let member = memberID.primaryKey else { continue }
-                    links.noteRead(linked: write.linked, member: member, of: entry.object, write.end.name)
-                    if let memberEntry = write.memberEntry {
-                        links.noteRead(linked: write.linked, member: owner, of: entries[memberEntry].object, write.end.inverse)
+                    links.noteRead(linked: write.linked, member: member, orderKey: write.position, of: entry.object, write.end.name)
+                    if let memberEntry = write.memberEntry, !write.placesOnly {
+                        links.noteRead(linked: write.linked, member: owner, orderKey: write.inversePosition,
+                                       of: entries[memberEntry].object, write.end.inverse)
                     }
                 }
             }

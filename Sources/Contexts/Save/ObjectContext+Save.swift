@@ -128,7 +128,7 @@ extension ObjectContext {
                 batch.reserveCapacity(batch.count + 2 * entries.count)
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
             }
-            if core.schema.hasManyToMany { appendLinkOperations(of: entries, to: &batch) }
+            if core.schema.hasManyToMany { try appendLinkOperations(of: entries, to: &batch) }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
             if core.schema.hasUniquenessConstraints { appendUniquenessOperations(of: entries, to: &batch, roles: &keyRoles) }
             guard !batch.isEmpty else {

@@ -5,7 +5,13 @@
 /// a's primary key + b's in `linkTable` and b's + a's in `inverseLinkTable`, both with an empty
 /// value, written unversioned in the commit that writes (and version-checks) both ends' records.
 /// So an end's members are one range of its table, and adding one link writes two entries and two
-/// records, whatever the number of members. `Sendable`: immutable.
+/// records, whatever the number of members.
+///
+/// An **ordered** end (`isOrdered` on its relationship) keeps its own order of its members: each
+/// link's value in `linkTable` is the link's order key at this end (OrderKeys.swift), and
+/// `orderTable` holds one entry per placed link, keyed by owner, order key and member, so the
+/// owner's last key is one entry away and an append, an insert or a move writes one link's
+/// entries whatever the number of members (ContextLinks+Order.swift). `Sendable`: immutable.
 struct ManyToManyEnd: Sendable, Hashable {
     /// The relationship's name.
     let name: String
@@ -21,6 +27,11 @@ struct ManyToManyEnd: Sendable, Hashable {
     let linkTable: String
     /// The inverse end's table (the same table for a relationship that is its own inverse).
     let inverseLinkTable: String
+    /// This end's order entries when the end is ordered (`order:<Entity>:<relationship>`); nil otherwise.
+    var orderTable: String? = nil
+
+    /// Whether this end keeps its members in order.
+    var isOrdered: Bool { orderTable != nil }
 
     /// The inverse end, as seen from the destination.
     func inverseEnd(_ schema: Schema) -> ManyToManyEnd {

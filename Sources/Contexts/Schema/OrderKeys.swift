@@ -1,6 +1,8 @@
-/// The order of an ordered to-many's members: each member keeps an order key, an int stored
-/// beside its to-one (the hidden attribute `<toOne>#order`), and the to-one's system index is
-/// on (to-one, order key), so an owner's members are one range of it, in order.
+/// The order of an ordered to-many's members. In a one-to-many each member keeps an order key,
+/// an int stored beside its to-one (the hidden attribute `<toOne>#order`), and the to-one's
+/// system index is on (to-one, order key), so an owner's members are one range of it, in order.
+/// An ordered many-to-many end keeps each link's key with the link (ManyToManyEnd.swift). Both
+/// choose keys here.
 ///
 /// Keys are gapped: a member added at the end takes the last key plus `step`, one placed
 /// between two takes the key halfway between theirs, so an insert or a move writes the member
@@ -45,5 +47,33 @@ enum OrderKeys {
         let (gap, overflow) = upper.subtractingReportingOverflow(lower)
         if overflow { return lower / 2 + upper / 2 }
         return gap >= 2 ? lower + gap / 2 : nil
+    }
+
+    /// The key for the member at `index` of a list whose members' keys are `keys` (in list
+    /// order, that member's included): after its predecessor's, before its successor's, or
+    /// between the two; nil when there is no room (or a neighbour has no key): then the whole
+    /// list takes `renumbered` keys.
+    static func placing(at index: Int, among keys: [Int64?]) -> Int64? {
+        let hasLower = index > 0, hasUpper = index + 1 < keys.count
+        let lower = hasLower ? keys[index - 1] : nil, upper = hasUpper ? keys[index + 1] : nil
+        let placed: Int64?
+        switch (hasLower, hasUpper) {
+        case (false, false): placed = 0
+        case (true, false): placed = lower.map(after)
+        case (false, true): placed = upper.map(before)
+        case (true, true): placed = lower.flatMap { lower in upper.flatMap { between(lower, $0) } }
+        }
+        guard let placed, placed != lower, placed != upper else { return nil }
+        return placed
+    }
+
+    /// Whether `keys` already give a list its order: every one set, each above the one before.
+    static func areIncreasing(_ keys: [Int64?]) -> Bool {
+        !keys.contains(nil) && zip(keys, keys.dropFirst()).allSatisfy { $0.0! < $0.1! }
+    }
+
+    /// The fresh key of the member at `rank` of a renumbered list.
+    static func renumbered(_ rank: Int) -> Int64 {
+        Int64(rank) * step
     }
 }

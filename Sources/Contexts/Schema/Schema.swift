@@ -43,8 +43,8 @@ public struct Schema: Sendable, Hashable {
     ///   default value of the wrong type, an index or uniqueness constraint that names an
     ///   unknown attribute, none, one twice, or repeats another, or a relationship whose name
     ///   is taken, whose destination is unknown, whose inverse does not point back, or whose
-    ///   kind is not stored (an ordered many-to-many or to-one; a many-to-many whose link table
-    ///   name is too long).
+    ///   kind is not stored (an ordered to-one; a many-to-many whose link or order table name is
+    ///   too long).
     public init(_ entities: [EntityDescription]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() {
@@ -78,10 +78,12 @@ public struct Schema: Sendable, Hashable {
             try Self.checkIndexes(of: entity)
         }
         for entity in entities { try Self.checkRelationships(of: entity, entities: entities, index: index) }
-        // The members of an ordered to-many keep their order key beside their to-one.
+        // The members of an ordered one-to-many keep their order key beside their to-one (an
+        // ordered many-to-many end keeps its keys with its links).
         var orderedToOnes: [String: Set<String>] = [:]
         for entity in entities {
             for relationship in entity.relationships where relationship.isOrdered {
+                guard entities[index[relationship.destination]!].relationship(named: relationship.inverse)?.isToMany == false else { continue }
                 orderedToOnes[relationship.destination, default: []].insert(relationship.inverse)
             }
         }
@@ -96,7 +98,8 @@ public struct Schema: Sendable, Hashable {
                     name: relationship.name, entity: entity.name, destination: destination.name, inverse: relationship.inverse,
                     deleteRule: relationship.deleteRule,
                     linkTable: StorageMapping.linkTable(entity: entity.name, relationship: relationship.name),
-                    inverseLinkTable: StorageMapping.linkTable(entity: destination.name, relationship: relationship.inverse)))
+                    inverseLinkTable: StorageMapping.linkTable(entity: destination.name, relationship: relationship.inverse),
+                    orderTable: relationship.isOrdered ? StorageMapping.linkOrderTable(entity: entity.name, relationship: relationship.name) : nil))
             }
             for relationship in entity.layout.relationships where !relationship.isToMany {
                 let destination = entities[index[relationship.description.destination]!].layout
@@ -158,14 +161,18 @@ public struct Schema: Sendable, Hashable {
                 throw SchemaError.invalidInverse(entity: entity.name, relationship: relationship.name, inverse: relationship.inverse)
             }
             var unsupported: String? = nil
-            if relationship.isOrdered {
-                if !relationship.isToMany { unsupported = "an ordered to-one (only a to-many keeps an order)" }
-                if inverse.isToMany { unsupported = "an ordered many-to-many (an order is kept for a one-to-many only)" }
+            if relationship.isOrdered && !relationship.isToMany {
+                unsupported = "an ordered to-one (only a to-many keeps an order: declare isOrdered on the to-many end)"
             }
-            if relationship.isToMany && inverse.isToMany
-                && StorageMapping.linkTable(entity: entity.name, relationship: relationship.name).utf8.count > maxTableNameBytes {
-                unsupported = "a many-to-many whose link table name (link:\(entity.name):\(relationship.name)) is longer than "
-                    + "\(maxTableNameBytes) bytes"
+            if relationship.isToMany && inverse.isToMany {
+                // An ordered end has a second table, one byte longer a name.
+                let table = relationship.isOrdered
+                    ? StorageMapping.linkOrderTable(entity: entity.name, relationship: relationship.name)
+                    : StorageMapping.linkTable(entity: entity.name, relationship: relationship.name)
+                if table.utf8.count > maxTableNameBytes {
+                    unsupported = "a many-to-many whose \(relationship.isOrdered ? "order" : "link") table name (\(table)) is longer than "
+                        + "\(maxTableNameBytes) bytes"
+                }
             }
             if let unsupported {
                 throw SchemaError.unsupportedRelationship(entity: entity.name, relationship: relationship.name, reason: unsupported)

@@ -98,12 +98,12 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SchemaError.invalidInverse(entity: "Person", relationship: "department", inverse: "staff")
     /// ```
     case invalidInverse(entity: String, relationship: String, inverse: String)
-    /// A kind of relationship this version does not store: an ordered to-many, or a
-    /// many-to-many whose link table's name would pass the engine's 200-byte limit. `reason`
-    /// says which.
+    /// A kind of relationship this version does not store: an ordered to-one, or a
+    /// many-to-many whose link (or, ordered, order) table's name would pass the engine's
+    /// 200-byte limit. `reason` says which.
     ///
     /// ```swift
-    /// SchemaError.unsupportedRelationship(entity: "Post", relationship: "tags", reason: "an ordered to-many")
+    /// SchemaError.unsupportedRelationship(entity: "Person", relationship: "department", reason: "an ordered to-one (…)")
     /// ```
     case unsupportedRelationship(entity: String, relationship: String, reason: String)
 

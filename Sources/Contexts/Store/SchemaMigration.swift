@@ -188,7 +188,9 @@ enum SchemaMigration {
 
     /// Moves the link tables of a renamed entity's many-to-manys to its new name, and clears
     /// those of many-to-manys the schema no longer has (so one declared again later starts empty).
-    /// `renamed`: the recorded and new name of every entity kept.
+    /// An end that stays ordered keeps its keys (and its order table, moved with it); one made
+    /// unordered drops them; one made ordered keeps its links unplaced (in primary-key order,
+    /// before any placed later). `renamed`: the recorded and new name of every entity kept.
     private static func migrateLinks(
         from stored: Schema, to schema: Schema, renamed: [(stored: String, new: String)], view: any StorageReadView,
         into batch: inout StorageBatch
@@ -199,10 +201,19 @@ enum SchemaMigration {
                 let kept = newName[entity.name].flatMap { name in
                     schema.manyToManyEnd(name, end.name).flatMap { $0.destination == newName[end.destination] ? $0 : nil }
                 }
-                if kept?.linkTable == end.linkTable { continue }
-                try view.forEach(in: end.linkTable, from: nil, to: nil, reverse: false) { key, _, _ in
-                    if let kept { batch.putUnversioned([], forKey: Array(key), in: kept.linkTable) }
-                    batch.deleteUnversioned(Array(key), in: end.linkTable)
+                let keepsKeys = end.isOrdered && kept?.isOrdered == true
+                if kept?.linkTable == end.linkTable && (keepsKeys || !end.isOrdered) { continue }
+                try view.forEach(in: end.linkTable, from: nil, to: nil, reverse: false) { key, value, _ in
+                    if let kept {
+                        batch.putUnversioned(keepsKeys ? Array(value) : [], forKey: Array(key), in: kept.linkTable)
+                    }
+                    if kept?.linkTable != end.linkTable { batch.deleteUnversioned(Array(key), in: end.linkTable) }
+                    return true
+                }
+                guard let orderTable = end.orderTable, kept?.orderTable != orderTable else { continue }
+                try view.forEach(in: orderTable, from: nil, to: nil, reverse: false) { key, _, _ in
+                    if keepsKeys, let moved = kept?.orderTable { batch.putUnversioned([], forKey: Array(key), in: moved) }
+                    batch.deleteUnversioned(Array(key), in: orderTable)
                     return true
                 }
             }

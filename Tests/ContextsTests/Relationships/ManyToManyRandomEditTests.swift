@@ -8,8 +8,10 @@ import Testing
 /// renames and deletes under each delete rule) from four contexts working from older reads
 /// under random policies: after every save every stored link has its mirror and names stored
 /// objects (and every index entry matches its record), and each context's view of a link is the
-/// same from both ends. Prints its seed; replay one with `CAIRN_SEED=<seed>`; `CAIRN_TORTURE=1`
-/// runs ten times the steps.
+/// same from both ends. With every end ordered the edits also insert and move links, and after
+/// every save each ordered end's order entries match its links' keys exactly, and each context
+/// lists every member once. Prints its seed; replay one with `CAIRN_SEED=<seed>`;
+/// `CAIRN_TORTURE=1` runs ten times the steps.
 @Suite("Relationships: randomized concurrent many-to-many edits")
 struct ManyToManyRandomEditTests {
     static let steps = ProcessInfo.processInfo.environment["CAIRN_TORTURE"] == "1" ? 3000 : 300
@@ -22,6 +24,14 @@ struct ManyToManyRandomEditTests {
         try Self.run(seed: seed, postsRule: postsRule, steps: Self.steps)
     }
 
+    @Test("with every end ordered, links stay symmetric and each end's order entries match its keys after every save of four contexts inserting and moving links at random",
+          arguments: [RelationshipDescription.DeleteRule.nullify, .cascade])
+    func orderedLinksStayConsistent(_ postsRule: RelationshipDescription.DeleteRule) throws {
+        let seed = SeededRandom.seed()
+        print("ManyToManyRandomEditTests ordered (\(postsRule)) seed: \(seed) (replay with CAIRN_SEED=\(seed))")
+        try Self.run(seed: seed, postsRule: postsRule, steps: Self.steps, ordered: true)
+    }
+
     /// A seed that once failed: a member a delete unlinked took the store's state, and its
     /// resolution dropped the unlinking of the object the commit deleted.
     @Test("regression seeds", arguments: [2000304702422880155] as [UInt64])
@@ -29,32 +39,50 @@ struct ManyToManyRandomEditTests {
         try Self.run(seed: seed, postsRule: .nullify, steps: 300)
     }
 
-    static func run(seed: UInt64, postsRule: RelationshipDescription.DeleteRule, steps: Int) throws {
-        try withOrgStore(schema: BlogModel.schema(postsRule: postsRule)) { store in
+    static func run(seed: UInt64, postsRule: RelationshipDescription.DeleteRule, steps: Int, ordered: Bool = false) throws {
+        let schema = BlogModel.schema(postsRule: postsRule, tagsOrdered: ordered, postsOrdered: ordered, friendsOrdered: ordered)
+        try withOrgStore(schema: schema) { store in
             let seeded = try BlogModel.seed(store)
             // Under noAction a deleted tag's posts keep naming it: only there may the ends differ.
             try RandomSaveStep.run(store, seed: seed, known: [seeded.p1, seeded.p2, seeded.swift, seeded.rust, seeded.go], steps: steps,
-                                   label: "ManyToManyRandomEditTests", edit: { context, known, random in
-                Self.edit(in: context, known: known, random: &random)
+                                   label: "ManyToManyRandomEditTests" + (ordered ? " ordered" : ""), edit: { context, known, random in
+                Self.edit(in: context, known: known, random: &random, ordered: ordered)
             }, check: postsRule == .noAction ? nil : { context, known in Self.asymmetry(in: context, known: known) })
         }
     }
 
-    /// A link the context shows from one end but not from the other, or nil.
+    /// A link the context shows from one end but not from the other, or a member listed twice; nil when none.
     static func asymmetry(in context: ObjectContext, known: [ObjectID]) -> String? {
         for id in known where id.entityName == "Post" {
             guard let post = try? context.existingObject(with: id), !post.isDeleted,
                   let tags = try? post.members(of: "tags") else { continue }
-            for tag in tags where !((try? tag.members(of: "posts")) ?? []).contains(where: { $0 === post }) {
-                return "\(post.objectID) lists \(tag.objectID), which does not list it back"
+            if Set(tags.map(ObjectIdentifier.init)).count != tags.count { return "\(post.objectID) lists a tag twice" }
+            for tag in tags {
+                guard let posts = try? tag.members(of: "posts") else { continue }
+                if Set(posts.map(ObjectIdentifier.init)).count != posts.count { return "\(tag.objectID) lists a post twice" }
+                if !posts.contains(where: { $0 === post }) { return "\(post.objectID) lists \(tag.objectID), which does not list it back" }
             }
         }
         return nil
     }
 
-    /// One random edit; returns the IDs of objects it inserted.
-    static func edit(in context: ObjectContext, known: [ObjectID], random: inout SeededRandom) -> [ObjectID] {
+    /// One random edit; returns the IDs of objects it inserted. With `ordered` ends, one in four
+    /// places a link (an insert at an index, or a move) instead.
+    static func edit(in context: ObjectContext, known: [ObjectID], random: inout SeededRandom, ordered: Bool = false) -> [ObjectID] {
         func pick(_ entity: String) -> StoredObject? { RandomSaveStep.pick(entity, from: known, in: context, random: &random) }
+        if ordered && random.next(upTo: 4) == 0 {
+            let fromPost = random.next(upTo: 2) == 0
+            guard let owner = pick(fromPost ? "Post" : "Tag"), let member = pick(fromPost ? "Tag" : "Post"),
+                  let count = try? owner.memberCount(of: fromPost ? "tags" : "posts") else { return [] }
+            let relationship = fromPost ? "tags" : "posts"
+            if random.next(upTo: 2) == 0 || count == 0 {
+                let others = ((try? owner.members(of: relationship)) ?? []).filter { $0 !== member }.count
+                try? owner.insertMember(member, at: Int(random.next(upTo: UInt64(others + 1))), into: relationship)
+            } else if let listed = try? owner.members(of: relationship).count, listed > 0 {
+                try? owner.moveMember(at: Int(random.next(upTo: UInt64(listed))), to: Int(random.next(upTo: UInt64(listed))), in: relationship)
+            }
+            return []
+        }
         switch random.next(upTo: 9) {
         case 0, 1:  // link a post and a tag, from either end
             guard let post = pick("Post"), let tag = pick("Tag") else { return [] }

@@ -4,20 +4,25 @@ import Testing
 
 /// Posts and tags: `Post.tags` and `Tag.posts` are a many-to-many pair (the links are their own
 /// entries, in both ends' tables); `Person.friends` is a many-to-many that is its own inverse.
-/// The delete rules are each test's choice.
+/// The delete rules are each test's choice, and which ends keep an order (`tagsOrdered`,
+/// `postsOrdered`, `friendsOrdered`).
 enum BlogModel {
     static func schema(tagsRule: RelationshipDescription.DeleteRule = .nullify,
-                       postsRule: RelationshipDescription.DeleteRule = .nullify) -> Schema {
+                       postsRule: RelationshipDescription.DeleteRule = .nullify,
+                       tagsOrdered: Bool = false, postsOrdered: Bool = false, friendsOrdered: Bool = false) -> Schema {
         do {
             return try Schema([
                 EntityDescription("Post", attributes: [AttributeDescription("name", .string)], relationships: [
-                    RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true, deleteRule: tagsRule),
+                    RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true, deleteRule: tagsRule,
+                                            isOrdered: tagsOrdered),
                 ]),
                 EntityDescription("Tag", attributes: [AttributeDescription("name", .string)], relationships: [
-                    RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true, deleteRule: postsRule),
+                    RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true, deleteRule: postsRule,
+                                            isOrdered: postsOrdered),
                 ]),
                 EntityDescription("Person", attributes: [AttributeDescription("name", .string)], relationships: [
-                    RelationshipDescription("friends", destination: "Person", inverse: "friends", isToMany: true),
+                    RelationshipDescription("friends", destination: "Person", inverse: "friends", isToMany: true,
+                                            isOrdered: friendsOrdered),
                 ]),
             ])
         } catch {

@@ -52,17 +52,18 @@ struct RelationshipSchemaTests {
         }
     }
 
-    @Test("an ordered many-to-many is refused with unsupportedRelationship; an ordered one-to-many is recorded and reopened")
+    @Test("an ordered to-one is refused with unsupportedRelationship, naming the end to declare; an ordered one-to-many is recorded and reopened")
     func orderedKinds() throws {
-        let tags = EntityDescription("Tag", attributes: [], relationships: [
-            RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true, isOrdered: true),
+        let people = EntityDescription("Person", attributes: [], relationships: [
+            RelationshipDescription("department", destination: "Department", inverse: "employees", isOrdered: true),
         ])
-        let posts = EntityDescription("Post", attributes: [], relationships: [
-            RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true),
+        let departments = EntityDescription("Department", attributes: [], relationships: [
+            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true),
         ])
         #expect(throws: SchemaError.unsupportedRelationship(
-            entity: "Tag", relationship: "posts", reason: "an ordered many-to-many (an order is kept for a one-to-many only)")) {
-            try Schema([tags, posts])
+            entity: "Person", relationship: "department",
+            reason: "an ordered to-one (only a to-many keeps an order: declare isOrdered on the to-many end)")) {
+            try Schema([people, departments])
         }
         try withOrgStore(schema: OrderedToManyTests.schema()) { store in
             let seed = try OrderedToManyTests.seed(store)
