@@ -15,8 +15,9 @@ import Glibc
 /// `@unchecked Sendable`: `result` is written by the leader before it signals, and read by
 /// the owner after it saw the signal; the exchange on `state` (release by the leader,
 /// acquire by the owner) orders the two, and `wake`'s lock does for a sleeping owner.
+/// `batch` is the leader's alone once the waiter is queued: the owner never reads it again.
 package final class CommitWaiter: @unchecked Sendable {
-    let batch: WriteBatch
+    private var batch: WriteBatch
     let durability: Durability
     var result: Result<CommitInfo, KVError>?
     /// `waiting` (yielding), `asleep` (on `wake`), or `signalled`. Only the owner moves it
@@ -29,9 +30,14 @@ package final class CommitWaiter: @unchecked Sendable {
 
     private static let waiting = 0, asleep = 1, signalled = 2
 
-    package init(batch: WriteBatch, durability: Durability) {
+    package init(batch: consuming WriteBatch, durability: Durability) {
         self.batch = batch
         self.durability = durability
+    }
+
+    /// The batch's operations, handed to the leader that commits them (once).
+    func takeOperations() -> [WriteBatch.Operation] {
+        batch.takeOperations()
     }
 
     /// Wakes the owner; a system call only when it already sleeps.

@@ -23,15 +23,23 @@ struct KeyFilter {
 
     func deallocate() { counts.deallocate() }
 
+    /// The hash a key's slot is taken from, whatever the filter's size: a write's is taken
+    /// while its key is at hand (`OverlayInserts`).
     @inline(__always)
-    private func slot(_ key: UnsafeRawBufferPointer) -> Int { Int(crc32c(key)) & mask }
+    static func hash(of key: UnsafeRawBufferPointer) -> UInt32 { crc32c(key) }
+
+    @inline(__always)
+    private func slot(_ key: UnsafeRawBufferPointer) -> Int { Int(KeyFilter.hash(of: key)) & mask }
 
     /// False when the table holds no key with these bytes.
     @inline(__always)
     func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { counts[slot(key)] != 0 }
 
-    func add(_ key: UnsafeRawBufferPointer) {
-        let index = slot(key)
+    func add(_ key: UnsafeRawBufferPointer) { add(hash: KeyFilter.hash(of: key)) }
+
+    /// Counts the key whose `hash(of:)` is `hash`.
+    func add(hash: UInt32) {
+        let index = Int(hash) & mask
         if counts[index] < .max { counts[index] += 1 }
     }
 

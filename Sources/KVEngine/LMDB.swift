@@ -342,18 +342,20 @@ struct LMDBCursor {
                 UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
     }
 
-    /// The stored bytes of exactly `key`, or nil; the cursor is left there.
+    /// The record of exactly `key` (its key as LMDB holds it, and its stored bytes), or nil;
+    /// the cursor is left there. Both live in LMDB's map, valid while the transaction lives.
     ///
     /// For keys looked up in ascending order this is cheaper than `mdb_get`, which descends
     /// from the root every time: LMDB looks for the key on the cursor's current leaf page
     /// first, and only searches the tree when it is not there.
-    func stored(at key: UnsafeRawBufferPointer) throws(KVError) -> UnsafeRawBufferPointer? {
+    func record(at key: UnsafeRawBufferPointer) throws(KVError) -> (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? {
         var keyValue = MDB_val(mv_size: key.count, mv_data: UnsafeMutableRawPointer(mutating: key.baseAddress))
         var data = MDB_val()
-        let code = mdb_cursor_get(handle, &keyValue, &data, MDB_SET)
+        let code = mdb_cursor_get(handle, &keyValue, &data, MDB_SET_KEY)
         if code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_cursor_get(set)")
-        return UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size)
+        return (UnsafeRawBufferPointer(start: keyValue.mv_data, count: keyValue.mv_size),
+                UnsafeRawBufferPointer(start: data.mv_data, count: data.mv_size))
     }
 
     func close() { mdb_cursor_close(handle) }

@@ -189,24 +189,6 @@ package struct LoggedOperation: Sendable, Equatable {
     /// read from the log (a real digest of 0 is only hashed again).
     let digest: UInt64
 
-    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false,
-                 isUnversioned: Bool = false) {
-        self.init(table: table, key: key, recordVersion: recordVersion, value: value,
-                  replacesTombstone: replacesTombstone, isUnversioned: isUnversioned, digest: 0)
-    }
-
-    @inline(__always)
-    init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false,
-         isUnversioned: Bool = false, digest: UInt64) {
-        self.table = table
-        self.key = key
-        self.recordVersion = isUnversioned ? 0 : recordVersion
-        self.value = value
-        self.replacesTombstone = replacesTombstone && value != nil && !isUnversioned
-        self.isUnversioned = isUnversioned
-        self.digest = digest
-    }
-
     /// The operation's key as the overlay's dictionary key, from the kept digest if any.
     var tableKey: TableKey { TableKey(table: table, key: key, digest: digest) }
 
@@ -214,6 +196,21 @@ package struct LoggedOperation: Sendable, Equatable {
         lhs.table == rhs.table && lhs.key == rhs.key && lhs.recordVersion == rhs.recordVersion
             && lhs.value == rhs.value && lhs.replacesTombstone == rhs.replacesTombstone
             && lhs.isUnversioned == rhs.isUnversioned
+    }
+}
+
+// The initializers live in an extension, so the struct keeps its memberwise initializer: the
+// commit path makes every operation it logs with that one, its fields already consistent. A
+// declared initializer, even inlined, had each operation built twice and copied between the
+// two, retaining and releasing its table, key and value (BatchEvaluation.swift).
+extension LoggedOperation {
+    /// An operation with no digest; an unversioned one's version is 0, and only a versioned
+    /// put replaces a tombstone.
+    package init(table: String, key: [UInt8], recordVersion: UInt64, value: [UInt8]?, replacesTombstone: Bool = false,
+                 isUnversioned: Bool = false) {
+        self.init(table: table, key: key, recordVersion: isUnversioned ? 0 : recordVersion, value: value,
+                  replacesTombstone: replacesTombstone && value != nil && !isUnversioned, isUnversioned: isUnversioned,
+                  digest: 0)
     }
 }
 

@@ -73,7 +73,7 @@ package struct OverlayVersions {
     /// the caller's byte count and to free (nil when kept). A key rewritten before it is
     /// applied then costs no array of older versions, and the applier has no copy to prune.
     @inline(__always)
-    mutating func push(_ entry: OverlayEntry, intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
+    mutating func push(_ entry: consuming OverlayEntry, intervals: [(floor: UInt64, version: UInt64)]) -> OverlayEntry? {
         let previous = newest
         newest = entry
         if intervals.contains(where: { $0.floor < previous.commitVersion && previous.commitVersion <= $0.version }) {
@@ -174,12 +174,20 @@ package struct OverlayState {
         entries.withVersions(of: tableKey) { $0.visibleState(floor: floor, version: version) } ?? nil
     }
 
-    /// Adds acknowledged commits; returns the versions it replaced and no snapshot can read,
-    /// for the caller to free outside the lock: freeing ten thousand values (most long out of
-    /// cache) is a good part of a large publish.
+    /// Adds acknowledged commits read from the log (recovery, a reader following the log);
+    /// returns what `publish(_:inserts:)` returns.
     mutating func publish(_ commits: [LoggedCommit]) -> [OverlayEntry] {
+        var inserts = OverlayInserts(of: commits)
+        return publish(commits, inserts: &inserts)
+    }
+
+    /// Adds acknowledged commits, whose writes `inserts` holds in order (taken, leaving it
+    /// empty); returns the versions it replaced and no snapshot can read, for the caller to
+    /// free outside the lock: freeing ten thousand values (most long out of cache) is a good
+    /// part of a large publish.
+    mutating func publish(_ commits: [LoggedCommit], inserts: inout OverlayInserts) -> [OverlayEntry] {
         var replaced: [OverlayEntry] = []
-        let added = commits.reduce(0) { $0 + $1.operations.count }
+        let added = inserts.count
         // Room for a large batch of new keys at once, not by repeated doubling. Not
         // `count + added`: a batch that rewrites keys already here (a save of fetched
         // objects) would rehash the whole table into room it never uses.
@@ -190,50 +198,30 @@ package struct OverlayState {
         // No snapshot opened later can read a version this publish replaces: it sees these
         // commits. So a replaced version is kept only for the snapshots open now.
         let intervals = neededIntervals
-        for commit in commits {
-            // The operations are read in place through a pointer: iterating the array copied
-            // each one out, retaining and releasing its key and value.
-            commit.operations.withUnsafeBufferPointer { operations in
-                for index in operations.indices {
-                    let operation = operations.baseAddress! + index
-                    let entry = OverlayEntry(
-                        commitVersion: commit.version, recordVersion: operation.pointee.recordVersion,
-                        value: operation.pointee.value)
-                    // Batches write runs of one table: look the table up once per run.
-                    if operation.pointee.table != lastTable {
-                        if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
-                        newKeysInRun = 0
-                        if tableHandles[operation.pointee.table] == nil { pendingTables.insert(operation.pointee.table) }
-                        lastTable = operation.pointee.table
-                    }
-                    // The commit path's digest: every operation published comes from it.
-                    // Field by field: `tableKey`, a computed property, copied the whole
-                    // operation out (retaining and releasing its value too).
-                    let tableKey = TableKey(table: operation.pointee.table, key: operation.pointee.key,
-                                            digest: operation.pointee.digest)
-                    let keyBytes = tableKey.count
-                    // One probe per write: a new key's versions are made from `entry`, an
-                    // existing key's take it as their newest; `fresh` tells which.
-                    var fresh = false
-                    let dropped = entries.withVersions(inserting: tableKey, { OverlayVersions(newest: entry) }) {
-                        versions, isNew -> OverlayEntry? in
-                        fresh = isNew
-                        return isNew ? nil : versions.push(entry, intervals: intervals)
-                    }
-                    if fresh { newKeysInRun += 1 }
-                    bytes += entry.byteCount + keyBytes
-                    if let dropped {
-                        bytes -= dropped.byteCount + keyBytes
-                        // Sized once, at the first: a batch that replaces one record usually
-                        // replaces many (a save of fetched objects).
-                        if replaced.isEmpty { replaced.reserveCapacity(added) }
-                        replaced.append(dropped)
-                    }
-                }
+        while let (key, entry, filterHash, byteCount) = inserts.takeNext() {
+            // Batches write runs of one table: look the table up once per run.
+            if key.table != lastTable {
+                if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
+                newKeysInRun = 0
+                if tableHandles[key.table] == nil { pendingTables.insert(key.table) }
+                lastTable = key.table
             }
-            unapplied.append(commit)
+            let keyBytes = key.count
+            bytes += byteCount
+            // One probe per write: a new key's versions are made from the entry, an existing
+            // key's take it as their newest.
+            let (dropped, fresh) = entries.insertNewest(entry, for: key, filterHash: filterHash, keepingFor: intervals)
+            if fresh { newKeysInRun += 1 }
+            if let dropped {
+                bytes -= dropped.byteCount + keyBytes
+                // Sized once, at the first: a batch that replaces one record usually
+                // replaces many (a save of fetched objects).
+                if replaced.isEmpty { replaced.reserveCapacity(added) }
+                replaced.append(dropped)
+            }
         }
         if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
+        unapplied.append(contentsOf: commits)
         if let last = commits.last { latestVersion = last.version }
         peakBytes = max(peakBytes, bytes)
         largestPublishBytes = max(largestPublishBytes, bytes - bytesBefore)

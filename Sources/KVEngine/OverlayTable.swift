@@ -121,20 +121,33 @@ package final class OverlayTable {
         return buckets[index].key
     }
 
-    /// Calls `body` with `key`'s versions in place, adding `key` with `makeNew()` first when
-    /// the table does not hold it; `body` learns which (`fresh`). One probe either way.
+    /// Makes `entry` the newest version of `key`, adding the key when the table does not hold
+    /// it (`isNew`); one probe either way. Returns the version it replaced when no interval of
+    /// `intervals` may read it (``OverlayVersions/push(_:intervals:)``). `filterHash`: the
+    /// key's `KeyFilter.hash(of:)`. The key and the entry are moved in (separate arguments:
+    /// fields of one consumed struct were copied, and the struct destroyed), as a copy retained
+    /// the key's and the value's arrays once more, and dropping the originals released them.
     @inline(__always)
-    package func withVersions<R>(
-        inserting key: TableKey, _ makeNew: () -> OverlayVersions, _ body: (inout OverlayVersions, _ fresh: Bool) -> R
-    ) -> R {
+    package func insertNewest(
+        _ entry: consuming OverlayEntry, for key: consuming TableKey, filterHash: UInt32,
+        keepingFor intervals: [(floor: UInt64, version: UInt64)]
+    ) -> (replaced: OverlayEntry?, isNew: Bool) {
         if (count + 1) * 4 > (mask + 1) * 3 { resize(to: (mask + 1) * 2) }
         let (index, found) = probe(key)
-        if found { return body(&(buckets + index).pointee.versions, false) }
-        (buckets + index).initialize(to: Bucket(key: key, versions: makeNew()))
+        if found { return ((buckets + index).pointee.versions.push(entry, intervals: intervals), false) }
+        filter.add(hash: filterHash)
+        (buckets + index).initialize(to: Bucket(key: key, versions: OverlayVersions(newest: entry)))
         used[index] = 1
         count += 1
-        key.key.withUnsafeBytes { filter.add($0) }
-        return body(&(buckets + index).pointee.versions, true)
+        return (nil, true)
+    }
+
+    /// `insertNewest(_:for:filterHash:keepingFor:)`, hashing the key for the filter here.
+    package func insertNewest(
+        _ entry: consuming OverlayEntry, for key: consuming TableKey, keepingFor intervals: [(floor: UInt64, version: UInt64)]
+    ) -> (replaced: OverlayEntry?, isNew: Bool) {
+        let filterHash = key.key.withUnsafeBytes { KeyFilter.hash(of: $0) }
+        return insertNewest(entry, for: key, filterHash: filterHash, keepingFor: intervals)
     }
 
     /// Removes the key in bucket `index`, and returns its versions.

@@ -452,12 +452,14 @@ public final class Snapshot: @unchecked Sendable {
 
     /// LMDB's default key order: bytewise, a shorter key first when one is a prefix.
     static func compare(_ left: UnsafeRawBufferPointer, _ right: [UInt8]) -> Int {
-        right.withUnsafeBytes { right in
-            let common = min(left.count, right.count)
-            let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
-            if order != 0 { return Int(order) }
-            return left.count - right.count
-        }
+        right.withUnsafeBytes { compare(left, $0) }
+    }
+
+    static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
+        let common = min(left.count, right.count)
+        let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
+        if order != 0 { return Int(order) }
+        return left.count - right.count
     }
 
     /// The smallest key greater than every key starting with `prefix`, or nil if none.
@@ -523,6 +525,11 @@ struct StateReader {
     /// the next one on the cursor's leaf page without descending the tree again. Closed by
     /// `close()`, which `Snapshot.withStateReader` calls.
     private var cursor: (table: MDB_dbi, cursor: LMDBCursor)? = nil
+    /// The record the cursor stands on, when a lookup left it on one (LMDB's bytes, valid as
+    /// long as the transaction). A key after it is looked for at the next record first: a
+    /// save of fetched objects checks the records one after another, and a step to the next
+    /// record costs a fraction of a search.
+    private var standsOn: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? = nil
 
     init(transaction: LMDBTransaction, overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
          handles: TableHandles) {
@@ -545,12 +552,32 @@ struct StateReader {
         if cursor?.table != table {
             cursor?.cursor.close()
             cursor = nil  // so that a failed open leaves no closed cursor for `close()`
+            standsOn = nil
             cursor = (table, try transaction.openCursor(table))
         }
         let lmdbCursor = cursor!.cursor
         return try tableKey.key.withBytes { (keyBytes) throws(KVError) -> RecordState in
-            guard let bytes = try lmdbCursor.stored(at: keyBytes) else { return .absent }
-            let record = try RecordCodec.decode(key: keyBytes, stored: bytes, table: tableKey.table)
+            var found: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? = nil
+            if let current = standsOn {
+                let order = Snapshot.compare(keyBytes, current.key)
+                if order == 0 {
+                    found = current
+                } else if order > 0 {
+                    // The record after the cursor's: the key, or proof that the key is absent
+                    // (no key lies between the two), or, past it, a search after all.
+                    standsOn = try lmdbCursor.next()
+                    guard let next = standsOn else { return .absent }
+                    let order = Snapshot.compare(keyBytes, next.key)
+                    if order < 0 { return .absent }
+                    if order == 0 { found = next }
+                }
+            }
+            if found == nil {
+                found = try lmdbCursor.record(at: keyBytes)
+                standsOn = found
+            }
+            guard let found else { return .absent }
+            let record = try RecordCodec.decode(key: keyBytes, stored: found.data, table: tableKey.table)
             return record.isTombstone ? .deleted(record.version) : .live(record.version)
         }
     }
@@ -559,6 +586,7 @@ struct StateReader {
     mutating func close() {
         cursor?.cursor.close()
         cursor = nil
+        standsOn = nil
     }
 }
 

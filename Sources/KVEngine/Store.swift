@@ -193,8 +193,8 @@ public final class Store: Sendable {
     /// try store.commit(batch)
     /// ```
     @discardableResult
-    public func commit(_ batch: WriteBatch, durability: Durability? = nil) throws(KVError) -> CommitInfo {
-        try core.commit(batch, durability: durability ?? core.options.durability)
+    public func commit(_ batch: consuming WriteBatch, durability: Durability? = nil) throws(KVError) -> CommitInfo {
+        try core.commit(consume batch, durability: durability ?? core.options.durability)
     }
 
     /// A snapshot of the latest acknowledged commit.

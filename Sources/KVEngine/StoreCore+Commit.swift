@@ -8,10 +8,10 @@ import Glibc
 #endif
 
 extension StoreCore {
-    func commit(_ batch: WriteBatch, durability: Durability) throws(KVError) -> CommitInfo {
+    func commit(_ batch: consuming WriteBatch, durability: Durability) throws(KVError) -> CommitInfo {
         if options.readOnly { throw KVError.readOnly(path: directory) }
         try batch.validate(maxKeySize: maxKeySize)
-        let waiter = CommitWaiter(batch: batch, durability: durability)
+        let waiter = CommitWaiter(batch: consume batch, durability: durability)
         let (isLeader, spin) = try commitQueue.withLock { (queue) throws(KVError) -> (Bool, Double) in
             if queue.closed { throw KVError.closed }
             queue.waiters.append(waiter)
@@ -86,13 +86,17 @@ extension StoreCore {
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
             var accepted: [(member: CommitWaiter, info: CommitInfo)] = []
+            // The group's writes for the overlay, in commit order: a member that fails its
+            // check takes its own back out.
+            var inserts = OverlayInserts()
             try view.withStateReader { (reader) throws(KVError) in
                 for member in group {
+                    let mark = inserts.count
                     do throws(KVError) {
-                        let outcome = try evaluate(member.batch, reader: &reader, viewVersion: view.version,
+                        let outcome = try evaluate(member.takeOperations(), reader: &reader, viewVersion: view.version,
                                                    commitVersion: nextVersion,
                                                    group: &groupVersions, knownTables: &knownTables,
-                                                   isLast: member === group.last)
+                                                   isLast: member === group.last, inserts: &inserts)
                         if outcome.operations.isEmpty {
                             accepted.append((member, CommitInfo(version: nextVersion - 1, recordVersions: outcome.versions)))
                             continue
@@ -102,6 +106,7 @@ extension StoreCore {
                         accepted.append((member, CommitInfo(version: nextVersion, recordVersions: outcome.versions)))
                         nextVersion += 1
                     } catch {
+                        inserts.removeLast(from: mark)
                         member.result = .failure(error)
                     }
                 }
@@ -125,7 +130,7 @@ extension StoreCore {
                 // The versions the commits replaced are freed once the lock is released, not
                 // while readers and the applier wait for it.
                 let (wakeApplier, replaced) = overlay.withLock { state in
-                    let replaced = state.publish(commits)
+                    let replaced = state.publish(commits, inserts: &inserts)
                     return (state.bytes >= options.applyThreshold, replaced)
                 }
                 if wakeApplier { overlay.broadcast() }
@@ -145,58 +150,68 @@ extension StoreCore {
     /// there.
     ///
     /// `commitVersion`: the version the batch gets if it writes (its version-keyed puts' key).
-    private func evaluate(_ batch: WriteBatch, reader: inout StateReader, viewVersion: UInt64, commitVersion: UInt64,
+    ///
+    /// The operations are consumed one by one (see `BatchEvaluation`): each is swapped out of
+    /// the array for a placeholder that holds nothing to count references of.
+    private func evaluate(_ batchOperations: consuming [WriteBatch.Operation], reader: inout StateReader,
+                          viewVersion: UInt64, commitVersion: UInt64,
                           group: inout [TableKey: RecordState], knownTables: inout Set<String>,
-                          isLast: Bool) throws(KVError)
+                          isLast: Bool, inserts: inout OverlayInserts) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64], payloadSize: Int)
     {
+        var operations = batchOperations
+        let count = operations.count
         var evaluation = BatchEvaluation(viewVersion: viewVersion, commitVersion: commitVersion, tableLimit: options.maxTables - 1)
-        var local: [TableKey: RecordState] = [:]
-        evaluation.versions.reserveCapacity(batch.operations.count)
-        evaluation.operations.reserveCapacity(batch.operations.count)
-        if batch.operations.count > 64 { local.reserveCapacity(batch.operations.count) }
+        evaluation.versions.reserveCapacity(count)
+        evaluation.operations.reserveCapacity(count)
+        inserts.reserve(count)
+        let placeholder = WriteBatch.Operation.check(table: "", key: [], condition: .absent)
+        var next = 0
         // The group's last batch (often its only one) keeps no states for later batches. While
         // each of its keys' digests differs from the ones before, so do the keys, and no
         // operation can see an earlier one's outcome: each is checked against the latest state
         // (and the group's earlier batches) alone, with no table of the batch's own states (a
         // hash table entry per key, holding the key, freed at the end). At the first repeated
-        // digest (a key written twice, or two keys sharing a digest) the batch starts again on
-        // the general path below.
-        // The operations are reached through a pointer, in place (see `evaluateOne`).
-        let batchOperations = batch.operations
-        let count = batchOperations.count
+        // digest (a key written twice, or two keys sharing a digest) the rest of the batch
+        // goes the general way below, with the states the operations before it left.
+        var local: [TableKey: RecordState] = [:]
         if isLast {
-            var distinct = true
             var seen = DigestSet(capacity: count > 1 ? count : 0)
-            try batchOperations.withUnsafeBufferPointer { (operations) throws(KVError) in
-                for index in operations.indices {
-                    let operation = operations.baseAddress! + index
-                    let tableKey = evaluation.tableKey(of: operation)
-                    if count > 1, !seen.insert(tableKey.digest) {
-                        distinct = false
-                        break
-                    }
-                    var slot = RecordState.unresolved
-                    try evaluation.evaluateOne(operation, tableKey: tableKey, slot: &slot, reader: &reader,
-                                               group: group, knownTables: &knownTables)
+            while next < count {
+                var operation = placeholder
+                swap(&operation, &operations[next])
+                let tableKey = evaluation.tableKey(of: operation)
+                if count > 1, !seen.insert(tableKey.digest) {
+                    local = evaluation.statesLeft()
+                    try evaluation.evaluate(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved],
+                                            reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
+                    next += 1
+                    break
                 }
+                var slot = RecordState.unresolved
+                try evaluation.evaluate(operation, tableKey: tableKey, slot: &slot, reader: &reader,
+                                        group: group, knownTables: &knownTables, inserts: &inserts)
+                next += 1
             }
-            if distinct {
+            if next == count && local.isEmpty {
                 if !evaluation.failures.isEmpty { throw KVError.conditionFailed(evaluation.failures) }
                 return (evaluation.operations, evaluation.versions, evaluation.payloadSize)
             }
-            evaluation.restart()
+        } else if count > 64 {
+            local.reserveCapacity(count)
         }
-        try batchOperations.withUnsafeBufferPointer { (operations) throws(KVError) in
-            for index in operations.indices {
-                let operation = operations.baseAddress! + index
-                let tableKey = evaluation.tableKey(of: operation)
-                try evaluation.evaluateOne(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved],
-                                           reader: &reader, group: group, knownTables: &knownTables)
-            }
+        while next < count {
+            var operation = placeholder
+            swap(&operation, &operations[next])
+            let tableKey = evaluation.tableKey(of: operation)
+            try evaluation.evaluate(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved],
+                                    reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
+            next += 1
         }
         if !evaluation.failures.isEmpty { throw KVError.conditionFailed(evaluation.failures) }
-        if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }
+        if !isLast {
+            if group.isEmpty { group = local } else { group.merge(local) { _, new in new } }
+        }
         return (evaluation.operations, evaluation.versions, evaluation.payloadSize)
     }
 

@@ -11,10 +11,14 @@ import Glibc
 /// the kept digest with the dictionary's seed instead of hashing the bytes again. Equality
 /// compares the digests first and the bytes only when they match.
 ///
-/// The digest is the standard library's `Hasher` (SipHash-1-3, keyed by a random seed per
-/// process), so keys a client chooses cannot be made to collide without that seed. A cheaper
-/// multiply-xor mix was tried first and dropped: flipping a key word's top bit changes its
-/// mixed state by a constant, whatever the secret, so colliding keys could be built offline.
+/// The digest is SipHash-1-3 (as the standard library's `Hasher`), keyed by a random secret
+/// per process, so keys a client chooses cannot be made to collide without it: the hash of
+/// the table name's own hash (one word) followed by the key's bytes. The state after that
+/// first word is a table's `seed`, made once per run of its keys; each key's digest finishes
+/// from it (`SipHash`: `Hasher`'s generic buffering cost about 270 instructions a key, this
+/// about 90). A cheaper multiply-xor mix was tried first and dropped: flipping a key word's
+/// top bit changes its mixed state by a constant, whatever the secret, so colliding keys
+/// could be built offline.
 package struct TableKey: Hashable {
     package let table: String
     package let key: [UInt8]
@@ -28,20 +32,17 @@ package struct TableKey: Hashable {
     let count: Int
 
     package init(table: String, key: [UInt8]) {
-        self.init(table: table, key: key, seeded: TableKey.seededHasher(table))
+        self.init(table: table, key: key, seeded: TableKey.seed(table))
     }
 
-    /// `seeded`: `seededHasher(table)`, made once for a run of one table's keys.
+    /// `seeded`: `seed(table)`, made once for a run of one table's keys.
     @inline(__always)
-    package init(table: String, key: [UInt8], seeded: Hasher) {
+    package init(table: String, key: [UInt8], seeded: SipHash) {
         self.table = table
         self.key = key
-        var hasher = seeded
-        (head, count) = key.withUnsafeBytes { bytes in
-            hasher.combine(bytes: bytes)
-            return (TableKey.head(of: bytes), bytes.count)
+        (head, count, digest) = key.withUnsafeBytes { bytes in
+            (TableKey.head(of: bytes), bytes.count, seeded.finalize(bytes, rounds: 1, finalRounds: 3))
         }
-        digest = UInt64(bitPattern: Int64(hasher.finalize()))
     }
 
     /// A key whose digest was computed before (by this process: digests are seeded), or 0
@@ -66,11 +67,14 @@ package struct TableKey: Hashable {
         return head
     }
 
-    /// A hasher that has taken `table` (delimited: a table's end is not a key's start).
-    package static func seededHasher(_ table: String) -> Hasher {
-        var hasher = Hasher()
-        hasher.combine(table)
-        return hasher
+    /// The digest state after `table`: its name's own SipHash as the first word, so a table's
+    /// end is never a key's start.
+    package static func seed(_ table: String) -> SipHash {
+        var name = table
+        let nameHash = name.withUTF8 { SipHash.hash(UnsafeRawBufferPointer($0), key: SipHash.processKey, rounds: 1, finalRounds: 3) }
+        var state = SipHash(key: SipHash.processKey)
+        state.combine(word: nameHash, rounds: 1)
+        return state
     }
 
     package static func == (lhs: TableKey, rhs: TableKey) -> Bool {

@@ -64,47 +64,6 @@ public struct WriteBatch: Sendable, Equatable {
             case .putAtCommitVersion: return WriteBatch.commitVersionKey(0)
             }
         }
-
-        /// What an operation does, without its payload.
-        enum Kind { case put, delete, check, unversionedPut, unversionedDelete }
-
-        var kind: Kind {
-            switch self {
-            case .put, .putAtCommitVersion: return .put
-            case .delete: return .delete
-            case .check: return .check
-            case .unversionedPut: return .unversionedPut
-            case .unversionedDelete: return .unversionedDelete
-            }
-        }
-
-        var condition: Condition? {
-            switch self {
-            case .put(_, _, _, let condition), .delete(_, _, let condition), .putAtCommitVersion(_, _, let condition):
-                return condition
-            case .check(_, _, let condition): return condition
-            case .unversionedPut, .unversionedDelete: return nil
-            }
-        }
-
-        /// The operation as logged at `recordVersion` (a check is never logged); `key` is its
-        /// key as committed (a version-keyed put's filled in: `BatchEvaluation.tableKey(of:)`).
-        @inline(__always)
-        func logged(key: [UInt8], recordVersion: UInt64, replacesTombstone: Bool, digest: UInt64) -> LoggedOperation {
-            switch self {
-            case let .put(table, _, value, _), let .putAtCommitVersion(table, value, _):
-                return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value,
-                                       replacesTombstone: replacesTombstone, digest: digest)
-            case let .delete(table, _, _), let .check(table, _, _):
-                return LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: nil, digest: digest)
-            case let .unversionedPut(table, key, value):
-                return LoggedOperation(table: table, key: key, recordVersion: 0, value: value,
-                                       isUnversioned: true, digest: digest)
-            case let .unversionedDelete(table, key):
-                return LoggedOperation(table: table, key: key, recordVersion: 0, value: nil,
-                                       isUnversioned: true, digest: digest)
-            }
-        }
     }
 
     /// The name of the table used when none is given.
@@ -228,6 +187,14 @@ public struct WriteBatch: Sendable, Equatable {
         // The operation's size in the log payload, counted as if it were logged (a check, or a
         // delete of an absent key, is not).
         payloadBytes += LoggedCommit.size(tableBytes: lastTableBytes, keyBytes: key.count, valueBytes: valueBytes)
+    }
+
+    /// Hands the operations over, leaving the batch empty: the commit path moves their keys
+    /// and values into what it logs, without copying them.
+    mutating func takeOperations() -> [Operation] {
+        var taken: [Operation] = []
+        swap(&taken, &operations)
+        return taken
     }
 
     /// Whether two batches have the same operations in the same order.

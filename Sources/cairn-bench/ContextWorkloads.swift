@@ -72,6 +72,7 @@ enum ContextWorkloads {
             }
             try context.save()
         }
+        try objects.store.flush()  // the applier's work for the setup stays out of the timed round
         return (objects, directory)
     }
 

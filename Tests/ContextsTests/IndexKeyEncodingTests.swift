@@ -72,12 +72,12 @@ import Testing
         #expect(IndexKeyEncoding.encoded(.date(Date(timeIntervalSinceReferenceDate: 0))) == [0x06, 0x80, 0, 0, 0, 0, 0, 0, 0])
     }
 
-    /// A save writes entry keys at their counted size (IndexKeyEncoding+SizedKey.swift): the
-    /// bytes must be the appending encoder's, for every type, content zeros, non-ASCII strings
-    /// and values long enough to be cut at the index's cap.
-    @Test func sizedEntryKeysAreTheAppendedOnes() {
+    /// A save writes entry keys in one pass into a buffer (IndexKeyEncoding+BufferedKey.swift):
+    /// the bytes must be the appending encoder's, for every type, content zeros, non-ASCII
+    /// strings and values long enough to be cut at the index's cap.
+    @Test func bufferedEntryKeysAreTheAppendedOnes() {
         let seed = SeededRandom.seed()
-        print("IndexKeyEncodingTests sized seed \(seed) (replay: CAIRN_SEED=\(seed))")
+        print("IndexKeyEncodingTests buffered seed \(seed) (replay: CAIRN_SEED=\(seed))")
         var random = SeededRandom(seed: seed)
         let makers: [(AttributeType, (inout SeededRandom) -> AttributeValue)] = [
             (.int, { .int(Self.randomInt(&$0)) }),
@@ -97,7 +97,7 @@ import Testing
                 values.append(random.next(upTo: 8) == 0 ? .null : make(&random))
             }
             let keys = IndexKeyEncoding.entryKeyBothWays(values, types: types, primaryKey: random.next())
-            #expect(keys.sized == keys.appended, "\(values) (seed \(seed))")
+            #expect(keys.buffered == keys.appended, "\(values) (seed \(seed))")
             checked += 1
             if keys.appended.count > 300 { long += 1 }
         }

@@ -12,8 +12,8 @@ import KVEngine
         TableKey(table: number % 3 == 0 ? "other" : "items", key: Array("key-\(number)".utf8), digest: digest)
     }
 
-    private func versions(_ value: Int) -> OverlayVersions {
-        OverlayVersions(newest: OverlayEntry(commitVersion: UInt64(value), recordVersion: 1, value: [UInt8(value & 0xFF)]))
+    private func entry(_ value: Int) -> OverlayEntry {
+        OverlayEntry(commitVersion: UInt64(value), recordVersion: 1, value: [UInt8(value & 0xFF)])
     }
 
     /// The table's contents as a dictionary of newest commit versions.
@@ -41,14 +41,9 @@ import KVEngine
             let tableKey = key(number, digest: digests[number])
             switch random.next() % 3 {
             case 0, 1:  // insert or update
-                var made = false
-                let previous = table.withVersions(inserting: tableKey, { versions(step) }) { versions, fresh -> UInt64? in
-                    made = fresh
-                    if fresh { return nil }
-                    let old = versions.newest.commitVersion
-                    versions.newest = OverlayEntry(commitVersion: UInt64(step), recordVersion: 2, value: nil)
-                    return old
-                }
+                // No snapshot interval: the replaced version comes back.
+                let (replaced, made) = table.insertNewest(entry(step), for: tableKey, keepingFor: [])
+                let previous = replaced?.commitVersion
                 #expect(made == (model[tableKey] == nil), "step \(step): fresh is \(made)")
                 #expect(previous == model[tableKey], "step \(step): replaced \(String(describing: previous))")
                 model[tableKey] = UInt64(step)
@@ -87,7 +82,7 @@ import KVEngine
         table.reserveCapacity(1_000)
         for number in 0..<1_000 {
             // Ten keys share each digest.
-            _ = table.withVersions(inserting: key(number, digest: UInt64(number / 10) | 1 << 40), { versions(number) }) { _, fresh in fresh }
+            _ = table.insertNewest(entry(number), for: key(number, digest: UInt64(number / 10) | 1 << 40), keepingFor: [])
         }
         #expect(table.count == 1_000)
         for number in 0..<1_000 {
@@ -102,7 +97,7 @@ import KVEngine
         let table = OverlayTable()
         let keys = (0..<200).map { key($0, digest: UInt64($0) &* 0x9E37_79B9_7F4A_7C15 | 1 << 63) }
         for (number, tableKey) in keys.enumerated() {
-            _ = table.withVersions(inserting: tableKey, { versions(number) }) { _, fresh in fresh }
+            _ = table.insertNewest(entry(number), for: tableKey, keepingFor: [])
         }
         #expect(keys.allSatisfy { key in key.key.withUnsafeBytes { table.mayHold($0) } })
         for tableKey in keys {

@@ -14,17 +14,17 @@ import KVEngine
         #expect(Set([one, two]).count == 1)
     }
 
-    /// The commit path and the overlay hash a table's name once per run of its keys; the
-    /// digest must be the one a key made alone gets, or lookups would miss.
-    @Test func aKeyHashedWithItsTablesSeededHasherMatchesOneMadeAlone() {
-        let seeded = TableKey.seededHasher("items")
+    /// The commit path hashes a table's name once per run of its keys; the digest must be
+    /// the one a key made alone gets, or lookups would miss.
+    @Test func aKeyHashedFromItsTablesSeedMatchesOneMadeAlone() {
+        let seeded = TableKey.seed("items")
         for length in [0, 1, 8, 15, 16, 17, 100] {
             let key = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 37) }
             let alone = TableKey(table: "items", key: key)
             let run = TableKey(table: "items", key: key, seeded: seeded)
             #expect(alone.digest == run.digest, "key of \(length) bytes")
             #expect(alone == run)
-            #expect(TableKey(table: "other", key: key, seeded: TableKey.seededHasher("other")).digest != run.digest)
+            #expect(TableKey(table: "other", key: key, seeded: TableKey.seed("other")).digest != run.digest)
         }
     }
 

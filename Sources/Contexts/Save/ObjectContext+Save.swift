@@ -141,11 +141,13 @@ extension ObjectContext {
             let outcome: StorageCommitOutcome
             do {
                 // The history record goes into the same commit, so it is there exactly when the data is.
+                // The batch is handed over (`consume`): a copy left its operations shared, and
+                // the storage could not move their keys and values on.
                 if core.options.tracksHistory, let record = historyRecord(of: entries) {
-                    outcome = try core.storage.commit(batch, durability: core.options.saveDurability,
+                    outcome = try core.storage.commit(consume batch, durability: core.options.saveDurability,
                                                       keyedByVersion: record, in: StorageMapping.historyTable)
                 } else {
-                    outcome = try core.storage.commit(batch, durability: core.options.saveDurability)
+                    outcome = try core.storage.commit(consume batch, durability: core.options.saveDurability)
                 }
             } catch {
                 throw ContextError.storage(error)

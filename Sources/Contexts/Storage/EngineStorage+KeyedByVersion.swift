@@ -10,9 +10,9 @@ extension EngineStorage {
     func commit(
         _ batch: consuming StorageBatch, durability: SaveDurability, keyedByVersion record: [UInt8], in table: String
     ) throws(StorageError) -> StorageCommitOutcome {
-        var engineBatch = Self.engineBatch(of: batch, reserving: 1)
+        var engineBatch = Self.engineBatch(of: consume batch, reserving: 1)
         engineBatch.putAtCommitVersion(record, in: table, if: .absent)
-        switch try commit(engineBatch, durability: durability) {
+        switch try commit(consume engineBatch, durability: durability) {
         case .committed(let version, var recordVersions):
             recordVersions.removeLast()  // the record's own: the caller's operations stay in step
             return .committed(version: version, recordVersions: recordVersions)

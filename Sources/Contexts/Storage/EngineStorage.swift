@@ -31,15 +31,23 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
-        try commit(Self.engineBatch(of: batch, reserving: 0), durability: durability)
+        try commit(Self.engineBatch(of: consume batch, reserving: 0), durability: durability)
     }
 
     /// The engine batch of `batch`, with room for `reserving` more operations.
+    ///
+    /// Keys and values are moved over, never copied: each operation is swapped out of the
+    /// storage batch's array for a placeholder that holds nothing counted. Iterating the array
+    /// copied every operation (retaining its key, value and table) and dropping the array
+    /// released them again.
     static func engineBatch(of batch: consuming StorageBatch, reserving extra: Int) -> WriteBatch {
         var engineBatch = WriteBatch()
         engineBatch.reserveCapacity(batch.count + extra)
-        // Keys and values are moved over, not copied: the storage batch is consumed.
-        for operation in batch.takeOperations() {
+        var operations = batch.takeOperations()
+        let placeholder = StorageBatch.Operation.check(table: "", key: [], condition: .absent)
+        for index in operations.indices {
+            var operation = placeholder
+            swap(&operation, &operations[index])
             switch consume operation {
             case let .put(table, key, value, condition):
                 engineBatch.put(value, forKey: key, in: table, if: condition.map(Self.engineCondition))
@@ -57,11 +65,14 @@ final class EngineStorage: ObjectStorage {
     }
 
     /// Commits an engine batch, with the failed conditions as an outcome and other failures
-    /// as the storage's errors.
-    func commit(_ engineBatch: WriteBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
+    /// as the storage's errors. The batch is handed to the engine whole (its keys and values
+    /// move into the log's operations), so the observers' keys are read before.
+    func commit(_ engineBatch: consuming WriteBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
+        let current = observers.withLock { $0 }
+        let written = current.isEmpty ? [] : Self.writtenKeys(of: engineBatch)
         let info: CommitInfo
         do throws(KVError) {
-            info = try store.commit(engineBatch, durability: durability == .full ? .full : .normal)
+            info = try store.commit(consume engineBatch, durability: durability == .full ? .full : .normal)
         } catch .conditionFailed(let failures) {
             return .conditionsFailed(failures.map {
                 FailedStorageCondition(key: StorageKey(table: $0.table, key: $0.key), currentVersion: $0.currentVersion)
@@ -69,7 +80,7 @@ final class EngineStorage: ObjectStorage {
         } catch {
             throw StorageError(error, operation: "commit")
         }
-        notifyObservers(of: engineBatch, version: info.version)
+        notify(current, of: written, version: info.version)
         return .committed(version: info.version, recordVersions: info.recordVersions)
     }
 
@@ -92,9 +103,9 @@ final class EngineStorage: ObjectStorage {
         store.close()
     }
 
-    private func notifyObservers(of batch: WriteBatch, version: UInt64) {
-        let current = observers.withLock { $0 }
-        guard !current.isEmpty else { return }
+    /// The keys a batch writes, in order; a version-keyed put's is empty (no key of a valid
+    /// batch is), to be filled in with the commit's version (`notify`).
+    private static func writtenKeys(of batch: WriteBatch) -> [StorageKey] {
         var written: [StorageKey] = []
         for operation in batch.operations {
             switch operation {
@@ -102,14 +113,19 @@ final class EngineStorage: ObjectStorage {
                  let .unversionedPut(table, key, _), let .unversionedDelete(table, key):
                 written.append(StorageKey(table: table, key: key))
             case let .putAtCommitVersion(table, _, _):
-                written.append(StorageKey(table: table, key: WriteBatch.commitVersionKey(version)))
+                written.append(StorageKey(table: table, key: []))
             case .check:
                 break
             }
         }
-        guard !written.isEmpty else { return }
-        let notice = StorageCommitNotice(version: version, writtenKeys: written)
-        for observer in current { observer(notice) }
+        return written
+    }
+
+    private func notify(_ observers: [@Sendable (StorageCommitNotice) -> Void], of written: [StorageKey], version: UInt64) {
+        guard !observers.isEmpty, !written.isEmpty else { return }
+        let keys = written.map { $0.key.isEmpty ? StorageKey(table: $0.table, key: WriteBatch.commitVersionKey(version)) : $0 }
+        let notice = StorageCommitNotice(version: version, writtenKeys: keys)
+        for observer in observers { observer(notice) }
     }
 
     private static func engineCondition(_ condition: StorageBatch.Condition) -> Condition {
