@@ -302,6 +302,12 @@ package struct LMDBTransaction: @unchecked Sendable {
         try check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
         return LMDBCursor(handle: cursor!)
     }
+
+    /// Binds `cursor`, opened in some read transaction of this environment, to this read
+    /// transaction (LMDB lets read-only cursors be reused so, without a new allocation).
+    func renew(_ cursor: LMDBCursor) throws(KVError) {
+        try check(mdb_cursor_renew(handle, cursor.handle), "mdb_cursor_renew")
+    }
 }
 
 /// A cursor over one table, valid inside its transaction; closed by its user.

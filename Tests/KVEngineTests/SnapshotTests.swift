@@ -102,6 +102,40 @@ import Glibc
         }
     }
 
+    /// A closed snapshot's holder (its lock, cursors and table handles: SnapshotTransaction)
+    /// serves the next snapshot, whose reads see the latest commit through the kept cursor;
+    /// the closed snapshot's reads fail with `snapshotClosed`, even from inside a read of the
+    /// new one on the same thread, and its close does not end the new one's transaction.
+    @Test func aClosedSnapshotsHolderServesTheNextWithoutLettingTheOldOneRead() throws {
+        try withStore(busyOptions()) { store, _ in
+            try store.put("k", "old")
+            try store.flush()
+            let first = try store.snapshot()
+            #expect(try first.scan().map { text($0.value) } == ["old"])
+            first.close()
+            #expect(store.snapshotHolderCount == 1)
+            try store.put("k", "new")
+            try store.flush()
+            let second = try store.snapshot()
+            #expect(store.snapshotHolderCount == 0, "the next snapshot takes the kept holder")
+            #expect(try second.scan().map { text($0.value) } == ["new"])
+            #expect(throws: KVError.snapshotClosed) { _ = try first.get("k") }
+            #expect(throws: KVError.snapshotClosed) { _ = try first.scan() }
+            var insideRead: Result<Record?, KVError>? = nil
+            try second.forEach { _, _, _ in
+                insideRead = Result { () throws(KVError) in try first.get("k") }
+                return true
+            }
+            #expect(throws: KVError.snapshotClosed) { _ = try insideRead?.get() }
+            first.close()
+            #expect(text(try second.get("k")?.value) == "new", "the old snapshot's close leaves the new one open")
+            second.close()
+            let many = try (0..<20).map { _ in try store.snapshot() }
+            for snapshot in many { snapshot.close() }
+            #expect(store.snapshotHolderCount == 8)
+        }
+    }
+
     @Test func aSnapshotNeverSeesLaterCommitsWhileTheApplierRuns() throws {
         try withStore(busyOptions()) { store, _ in
             for index in 0..<100 { try store.put("k\(index)", "old") }
