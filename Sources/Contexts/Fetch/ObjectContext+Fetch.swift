@@ -22,8 +22,7 @@ extension ObjectContext {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
         let request = try resolvingRelationshipPaths(request, entity: entity)
-        try request.validate(against: entity)
-        let plan = indexPlan(for: request, entity: entity)
+        let plan = try checkedPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
         // registered together at the end (`register(made:ids:)` says why), so a fetch that fails
         // registers nothing.
@@ -104,8 +103,7 @@ extension ObjectContext {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
         let request = try resolvingRelationshipPaths(request, entity: entity)
-        try request.validate(against: entity)
-        let plan = indexPlan(for: request, entity: entity)
+        let plan = try checkedPlan(for: request, entity: entity)
         if let plan, plan.exact {
             return try indexedCount(plan, request: request, entity: entity,
                                     predicate: request.predicate.map { ResolvedPredicate($0, layout: entity.layout) })

@@ -21,6 +21,17 @@ extension ObjectContext {
         return IndexPlan.make(for: request, entity: entity)
     }
 
+    /// Checks `request` (its relationship paths resolved) and gives the plan it runs with here,
+    /// nil for a scan: as `validate(against:)` then `indexPlan(for:entity:)`, through the
+    /// store's cache of shapes met before.
+    ///
+    /// - Throws: what ``FetchRequest/validate(against:)`` throws.
+    func checkedPlan(for request: FetchRequest, entity: EntityDescription) throws(ContextError) -> IndexPlan? {
+        let template = try core.fetchPlans.template(for: request, entity: entity)
+        guard parent == nil, request.usesIndexes, let template else { return nil }
+        return template.bind(request.predicate)
+    }
+
     /// The matching objects as `matches(for:entity:)` finds them before sorting: in base order.
     func indexedCandidates(
         _ plan: IndexPlan, request: FetchRequest, entity: EntityDescription, predicate: ResolvedPredicate?
