@@ -127,12 +127,13 @@ extension ObjectContext {
         // Attribute names resolved to positions once per fetch, not once per object.
         let predicate = request.predicate.map { ResolvedPredicate($0, layout: layout) }
         var candidates: [Candidate] = []
+        var inSortOrder = false
         if let plan {
-            candidates = try indexedCandidates(plan, request: request, entity: entity, predicate: predicate)
+            (candidates, inSortOrder) = try indexedCandidates(plan, request: request, entity: entity, predicate: predicate)
         } else {
             try scanCandidates(of: entity, predicate: predicate, into: &candidates)
         }
-        if !request.sortDescriptors.isEmpty {
+        if !request.sortDescriptors.isEmpty && !inSortOrder {
             let keys = request.sortDescriptors.map { (property: PropertyReference($0.attribute, layout: layout), ascending: $0.ascending) }
             func precedes(_ left: Candidate, _ right: Candidate) -> Bool {
                 for key in keys {

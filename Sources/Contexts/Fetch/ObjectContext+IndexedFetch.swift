@@ -32,10 +32,11 @@ extension ObjectContext {
         return template.bind(request.predicate)
     }
 
-    /// The matching objects as `matches(for:entity:)` finds them before sorting: in base order.
+    /// The matching objects as `matches(for:entity:)` finds them before sorting: in base order,
+    /// or in the request's sort order when `inSortOrder` says the walk proved it (``EntryOrder``).
     func indexedCandidates(
         _ plan: IndexPlan, request: FetchRequest, entity: EntityDescription, predicate: ResolvedPredicate?
-    ) throws(ContextError) -> [Candidate] {
+    ) throws(ContextError) -> (candidates: [Candidate], inSortOrder: Bool) {
         let inMemory = heldMatches(of: entity, predicate: predicate)
         // The walk is the closure's own and returned, not a variable of this function it captures:
         // such a capture is checked for exclusive access at run time on each use.
@@ -51,6 +52,10 @@ extension ObjectContext {
                 throw ContextError(readFailure: error)
             }
             return walk
+        }
+        // Only the walk's own candidates, in its proven order: nothing to rank or sort.
+        if walk.inSortOrder && inMemory.held.isEmpty && inMemory.inserted.isEmpty {
+            return (walk.found, true)
         }
         // The candidates are ranked in place, not copied into a second array.
         var found = walk.found
@@ -98,7 +103,7 @@ extension ObjectContext {
             candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: nextOrder))
             nextOrder += 1
         }
-        return candidates
+        return (candidates, false)
     }
 
     /// `count(for:)` through an exact plan: index entries counted, no record read or decoded
