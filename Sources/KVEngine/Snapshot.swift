@@ -393,9 +393,9 @@ public final class Snapshot: @unchecked Sendable {
     ///
     /// ```swift
     /// var keys: [[UInt8]] = []
-    /// keys.reserveCapacity(try snapshot.estimatedCount(in: "people"))
+    /// keys.reserveCapacity(try snapshot.estimatedRecordCount(in: "people"))
     /// ```
-    package func estimatedCount(in table: String) throws(KVError) -> Int {
+    package func estimatedRecordCount(in table: String) throws(KVError) -> Int {
         let overlayKeys = floor < version ? core.overlay.withLock { $0.keysPerTable[table] ?? 0 } : 0
         return try entryCount(in: table) + overlayKeys
     }
@@ -579,7 +579,11 @@ struct TableHandles {
 
     /// The handle of `table`, nil when LMDB has no such table in this snapshot.
     mutating func handle(of table: String) -> MDB_dbi? {
-        for index in found.indices where found[index].name == table { return found[index].handle }
+        // Lengths first: a mismatch of names of other lengths costs no string comparison.
+        let length = table.utf8.count
+        for index in found.indices where found[index].name.utf8.count == length && found[index].name == table {
+            return found[index].handle
+        }
         guard let handle = tables[table] else { return nil }
         if found.count == Self.kept { found.removeLast() }
         found.insert((table, handle), at: 0)
