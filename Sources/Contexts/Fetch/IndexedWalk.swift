@@ -1,8 +1,7 @@
 import Policies
 
 /// One indexed fetch's walk of a read view: the plan's index entries, the records they lead to,
-/// tested against the predicate, collected with their primary keys (ObjectContext+IndexedFetch
-/// says what the walk returns).
+/// tested against the predicate (ObjectContext+IndexedFetch says what the walk returns).
 ///
 /// All the walk's mutable state is here, and the walk runs in `mutating` methods whose closures
 /// capture `self` inout: local variables captured by the nested functions and closures of one
@@ -14,9 +13,8 @@ struct IndexedWalk {
     let predicate: ResolvedPredicate?
     /// Whether the context holds objects that may answer for entries (else none is looked up).
     let holdsObjects: Bool
-    /// The candidates found and, position by position, their primary keys.
+    /// The candidates found.
     var found: [ObjectContext.Candidate] = []
-    var primaryKeys: [UInt64] = []
     /// `found` is in the request's sort order already (a walk in sort order whose entries'
     /// bytes prove it: ``EntryOrder``).
     private(set) var inSortOrder = false
@@ -126,7 +124,6 @@ struct IndexedWalk {
     private mutating func readGathered(_ view: any StorageReadView) throws {
         guard !gathered.isEmpty else { return }
         found.reserveCapacity(found.count + gathered.count)
-        primaryKeys.reserveCapacity(found.count + gathered.count)
         try view.visitRecords(in: layout.tableName, primaryKeys: gathered) { position, value, version in
             guard let value else { return }
             try read(value, version: version, primaryKey: gathered[position])
@@ -153,6 +150,5 @@ struct IndexedWalk {
             found.append(ObjectContext.Candidate(source: .stored(id, version: version), values: values, baseOrder: 0))
         }
         matched += 1
-        primaryKeys.append(primaryKey)
     }
 }

@@ -62,21 +62,30 @@ extension ObjectContext {
             }
             if onlyMade { objects = made }
         } else {
+            // As above: a context holding nothing gets only stored candidates, and the objects
+            // made are the result (one list, no IDs).
+            let onlyMade = registry.isEmpty
             let candidates = try matches(for: request, entity: entity, plan: plan)
             // Sized once: grown by appends, a page of 20 reallocated each list five times.
             made.reserveCapacity(candidates.count)
-            ids.reserveCapacity(candidates.count)
-            objects = candidates.map { candidate in
-                switch candidate.source {
+            if !onlyMade {
+                ids.reserveCapacity(candidates.count)
+                objects.reserveCapacity(candidates.count)
+            }
+            for position in candidates.indices {
+                switch candidates[position].source {
                 case .registered(let object):
-                    return object
+                    objects.append(object)
                 case let .stored(id, version):
-                    let object = attachedObject(entity, id, candidate.values, version)
+                    let object = attachedObject(entity, id, candidates[position].values, version)
                     made.append(object)
-                    ids.append(id)
-                    return object
+                    if !onlyMade {
+                        ids.append(id)
+                        objects.append(object)
+                    }
                 }
             }
+            if onlyMade { objects = made }
         }
         register(made: made, ids: ids)
         if !request.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(request.relationshipKeyPathsForPrefetching, of: objects) }
@@ -120,6 +129,14 @@ extension ObjectContext {
         let source: Source
         let values: ObjectValues
         var baseOrder: Int
+
+        /// The primary key of its record (0 for none).
+        var primaryKey: UInt64 {
+            switch source {
+            case .registered(let object): return object.storedID.primaryKey ?? 0
+            case .stored(let id, _): return id.primaryKey ?? 0
+            }
+        }
     }
 
     func matches(for request: FetchRequest, entity: EntityDescription, plan: IndexPlan?) throws(ContextError) -> [Candidate] {

@@ -46,7 +46,6 @@ extension ObjectContext {
                 try walk.run(plan, request: request, in: view)
                 try existing(inMemory.held, in: view) { object in
                     walk.found.append(Candidate(source: .registered(object), values: object.current, baseOrder: 0))
-                    walk.primaryKeys.append(object.storedID.primaryKey ?? 0)
                 }
             } catch {
                 throw ContextError(readFailure: error)
@@ -59,8 +58,8 @@ extension ObjectContext {
         }
         // The candidates are ranked in place, not copied into a second array.
         var found = walk.found
-        let primaryKeys = walk.primaryKeys
         walk.found = []
+        let primaryKeys = found.map(\.primaryKey)
         // Base order is primary-key order. A walk in sort order stays in walk order, though:
         // `matches` sorts by the sort descriptors, base order breaking ties, so the order of this
         // array never changes the result, and its sort then finds the walk's entries sorted
