@@ -23,6 +23,8 @@ final class EtcdClient: Sendable {
     }
 
     let configuration: Configuration
+    /// `configuration.endpoints` as host and port, parsed once (nil: not `[http://]HOST:PORT`).
+    let addresses: [(host: String, port: Int)?]
     private let transport = HTTPTransport()
     /// The endpoint the next request goes to first (guarded by its lock).
     private let current = ConditionLock<Int>(0)
@@ -30,6 +32,7 @@ final class EtcdClient: Sendable {
     init(configuration: Configuration) {
         precondition(!configuration.endpoints.isEmpty, "an etcd client needs an endpoint")
         self.configuration = configuration
+        addresses = configuration.endpoints.map(Self.hostAndPort)
     }
 
     func invalidate() {
@@ -60,7 +63,7 @@ final class EtcdClient: Sendable {
         while true {
             let index = current.value
             let endpoint = configuration.endpoints[index % configuration.endpoints.count]
-            switch post(body, to: endpoint, path: path) {
+            switch post(body, to: index % configuration.endpoints.count, path: path) {
             case .reply(let status, let data):
                 if status == 200 {
                     do { return try Self.decode(Reply.self, from: data) } catch {
@@ -109,8 +112,8 @@ final class EtcdClient: Sendable {
         current.withLock { if $0 == index { $0 = index &+ 1 } }
     }
 
-    private func post(_ body: Data, to endpoint: String, path: String) -> HTTPExchange {
-        guard let (host, port) = Self.hostAndPort(endpoint) else { return .notSent("bad endpoint \(endpoint)") }
+    private func post(_ body: Data, to endpoint: Int, path: String) -> HTTPExchange {
+        guard let (host, port) = addresses[endpoint] else { return .notSent("bad endpoint \(configuration.endpoints[endpoint])") }
         return transport.post(host: host, port: port, path: "/v3/" + path, body: body, timeout: configuration.requestTimeout)
     }
 

@@ -45,7 +45,7 @@ final class EtcdReadView: StorageReadView {
             let responses = reply.responses ?? []
             for index in start..<end {
                 let found = responses.indices.contains(index - start) ? responses[index - start].response_range?.kvs?.first : nil
-                if let found, let value = storage.layout.value(found.value ?? Data(), in: keys[index].table) {
+                if let found, let value = try storage.layout.value(found.value ?? Data(), in: keys[index].table, key: found.key ?? Data()) {
                     try value.withUnsafeBytes { try body(index, $0, UInt64(found.version?.value ?? 0)) }
                 } else {
                     try body(index, nil, 0)
@@ -72,7 +72,7 @@ final class EtcdReadView: StorageReadView {
             let records = reply.kvs ?? []
             for record in records {
                 let key = record.key ?? Data()
-                guard let value = storage.layout.value(record.value ?? Data(), in: table) else { continue }
+                guard let value = try storage.layout.value(record.value ?? Data(), in: table, key: key) else { continue }
                 let goOn = try key.dropFirst(strip).withUnsafeBytes { keyBytes in
                     try value.withUnsafeBytes { try body(keyBytes, $0, UInt64(record.version?.value ?? 0)) }
                 }

@@ -16,7 +16,7 @@ extension EtcdStorage {
     ) throws(StorageError) -> StorageCommitOutcome {
         let operations = batch.takeOperations()
         return try recordingLock.withLock { (_) throws(StorageError) -> StorageCommitOutcome in
-            for _ in 0..<Self.maxMarkerRetries {
+            for _ in 0..<Self.maxAttempts {
                 let predicted = StorageMapping.key(for: try commitVersion() + 1)
                 var attempt = StorageBatch()
                 attempt.reserveCapacity(operations.count + 1)

@@ -9,15 +9,24 @@ import Locking
 /// (EtcdReadView.swift), keys come from a sequence record advanced by a compare-and-swap
 /// (EtcdStorage+Allocation.swift).
 ///
-/// `Sendable`: the client is; the observer list and the commit marker are behind locks.
+/// `Sendable`: the client is; the observer list, the counters, the commit marker and the
+/// watch are behind locks.
 final class EtcdStorage: ObjectStorage {
     let configuration: EtcdConfiguration
     let client: EtcdClient
     let layout: EtcdKeyLayout
+    /// This open storage's identity: the first 16 bytes of its stamps, and its marker's name.
+    let identity: UUID
+    /// `identity` as stamps begin with it.
+    let identityBytes: [UInt8]
     private let observers = ConditionLock<[@Sendable (StorageCommitNotice) -> Void]>([])
-    /// This storage's commit marker and the etcd version it is at (0: not written yet).
-    /// Held for the whole of each commit: commits through one storage are serial, which is
-    /// what lets an unanswered one be resolved from the marker alone (EtcdStorage+Commit.swift).
+    /// The last attempt number stamped (EtcdWriteStamp.swift).
+    private let attemptNumber = ConditionLock<UInt64>(0)
+    /// The newest revision any reply has shown this storage: where a watch opened later starts.
+    private let seenRevision = ConditionLock<Int64>(0)
+    /// This storage's commit marker and the etcd version it is at (0: not written yet), for
+    /// the saves without a witness record. Held for the whole of such a commit, so the marker's
+    /// version is always known (EtcdStorage+Commit.swift).
     let marker: ConditionLock<MarkerState>
     /// Serialises key allocation in this process (the sequence record's compare-and-swap
     /// still guards against other processes).
@@ -27,18 +36,42 @@ final class EtcdStorage: ObjectStorage {
     let recordingLock = ConditionLock<Int>(0)
     private let isClosed = ConditionLock<Bool>(false)
     /// The watch delivering other writers' commits, once started.
-    private let watcher = ConditionLock<EtcdWatcher?>(nil)
+    private let watch = ConditionLock<WatchState>(WatchState())
 
     struct MarkerState: Sendable {
         let key: Data
         var version: Int64 = 0
+        /// An attempt on the marker got no reply: it may apply later, so the marker must
+        /// never be deleted (its versions must not go back).
+        var unanswered = false
+    }
+
+    private struct WatchState {
+        var watcher: EtcdWatcher?
+        var closed = false
     }
 
     init(configuration: EtcdConfiguration) {
         self.configuration = configuration
         client = EtcdClient(configuration: configuration.clientConfiguration)
         layout = EtcdKeyLayout(prefix: configuration.prefix)
-        marker = ConditionLock(MarkerState(key: layout.commitMarker(UUID())))
+        identity = UUID()
+        identityBytes = EtcdWriteStamp.identity(identity)
+        marker = ConditionLock(MarkerState(key: layout.commitMarker(identity)))
+    }
+
+    /// A stamp no attempt anywhere has had.
+    func nextStamp() -> EtcdWriteStamp {
+        let number = attemptNumber.withLock { number in
+            number += 1
+            return number
+        }
+        return EtcdWriteStamp(storage: identity, attempt: number)
+    }
+
+    /// Notes a revision a reply showed.
+    func noteRevision(_ revision: Int64) {
+        seenRevision.withLock { $0 = max($0, revision) }
     }
 
     var location: String { configuration.url }
@@ -54,15 +87,26 @@ final class EtcdStorage: ObjectStorage {
         // A linearizable read of one key returns the cluster's current revision.
         let reply = try call("kv/range", WireRangeRequest(key: Data(layout.prefix), count_only: true),
                              as: WireRangeResponse.self, operation: "read")
-        return UInt64(reply.header?.revision?.value ?? 0)
+        let revision = reply.header?.revision?.value ?? 0
+        noteRevision(revision)
+        return UInt64(revision)
     }
 
-    /// Starts the watch that hands every commit made elsewhere to `deliver` (EtcdWatcher.swift).
-    func startWatching(from revision: Int64, deliver: @escaping @Sendable (RemoteCommit) -> Void) {
-        let started = EtcdWatcher(storage: self, from: revision, deliver: deliver)
-        watcher.withLock { $0 = started }
-        started.start()
+    /// Starts the watch that hands every commit made elsewhere to `deliver` (EtcdWatcher.swift),
+    /// from `revision`, or from the one after the newest this storage has seen; nothing when a
+    /// watch is already running or the storage is closed.
+    func startWatching(from revision: Int64? = nil, deliver: @escaping @Sendable (RemoteCommit) -> Void) {
+        let started = watch.withLock { state -> EtcdWatcher? in
+            guard state.watcher == nil, !state.closed else { return nil }
+            let from = revision ?? (seenRevision.value + 1)
+            state.watcher = EtcdWatcher(storage: self, from: from, deliver: deliver)
+            return state.watcher
+        }
+        started?.start()
     }
+
+    /// Whether the watch runs (it starts only when something consumes saves made elsewhere).
+    var isWatching: Bool { watch.withLock { $0.watcher != nil } }
 
     func addCommitObserver(_ observer: @escaping @Sendable (StorageCommitNotice) -> Void) {
         observers.withLock { $0.append(observer) }
@@ -74,11 +118,16 @@ final class EtcdStorage: ObjectStorage {
             return closed
         }
         guard !wasClosed else { return }
-        watcher.withLock { $0 }?.stop()
-        // The marker is only needed while commits may be in flight; best effort, and only when
-        // this storage wrote one (a reader's close never waits on the cluster).
-        let (key, written) = marker.withLock { ($0.key, $0.version > 0) }
-        if written {
+        watch.withLock { state -> EtcdWatcher? in
+            state.closed = true
+            return state.watcher
+        }?.stop()
+        // The marker is only needed while commits may be in flight; best effort, only when this
+        // storage wrote one (a reader's close never waits on the cluster), and never when an
+        // attempt on it went unanswered (deleted, it would be at version 0 again, and such an
+        // attempt may have compared 0).
+        let (key, deletable) = marker.withLock { ($0.key, $0.version > 0 && !$0.unanswered) }
+        if deletable {
             _ = try? client.call("kv/deleterange", WireDeleteRequest(key: key), as: WireDeleteResponse.self, isWrite: true)
         }
         client.invalidate()

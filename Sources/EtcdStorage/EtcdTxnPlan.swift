@@ -6,8 +6,12 @@ import Foundation
 // key written twice. The plan folds the batch into one txn shape:
 //
 //   compare   VERSION(key) == v (0: absent), for each key's first condition
-//   success   the last put or delete of each written key
+//   success   the last put or delete of each written key, entity records stamped with the attempt
 //   failure   a range of each compared key (its current version, for the conflict report)
+//
+// Its WITNESS is the first entity record it both compares and writes: what settles the txn
+// when no reply comes (EtcdStorage+Settle.swift). A batch without one (only unconditioned or
+// non-entity writes) has the storage's commit marker compared and written as its witness.
 //
 // A later condition on a key is checked here against the state the batch itself leaves (all
 // known, given the first condition or a delete before it); a batch where that state is not
@@ -31,7 +35,8 @@ struct EtcdTxnPlan {
 
     enum Write {
         case none
-        case put(Data)
+        /// The value as the batch gives it (its stored form depends on the attempt's stamp).
+        case put([UInt8])
         case delete
     }
 
@@ -91,7 +96,7 @@ struct EtcdTxnPlan {
             }
             switch kind {
             case .put:
-                keys[position].write = .put(layout.stored(value ?? [], in: table))
+                keys[position].write = .put(value ?? [])
                 keys[position].simulated = keys[position].simulated.map { $0 + 1 }
                 payloadBytes += key.count + (value?.count ?? 0)
             case .delete:
@@ -101,8 +106,12 @@ struct EtcdTxnPlan {
                 break
             }
             payloadBytes += layout.prefix.count + table.utf8.count + key.count + 1
+            if kind != .check && keys[position].keepsTombstones { payloadBytes += EtcdKeyLayout.headerCount }
             operations.append((position, kind))
         }
+        witness = keys.indices.first { keys[$0].keepsTombstones && keys[$0].expected != nil && !isUntouched(keys[$0]) }
+        comparedKeys = keys.indices.filter { keys[$0].expected != nil }
+        writtenKeys = keys.indices.filter { !isUntouched(keys[$0]) }
     }
 
     private func isUntouched(_ key: KeyPlan) -> Bool {
@@ -110,47 +119,64 @@ struct EtcdTxnPlan {
         return false
     }
 
-    var comparedKeys: [Int] { keys.indices.filter { keys[$0].expected != nil } }
+    /// The keys with a condition, in order: the txn's compares and its failure reads.
+    private(set) var comparedKeys: [Int] = []
+    /// The keys the txn writes, in order: its success operations.
+    private(set) var writtenKeys: [Int] = []
+    /// The first entity record both compared and written; nil when the marker must witness.
+    private(set) var witness: Int?
 
-    var writtenKeys: [Int] {
-        keys.indices.filter {
-            if case .none = keys[$0].write { return false }
-            return true
-        }
-    }
-
-    /// The txn, with this storage's marker compared at `markerVersion` and set to `nonce`.
-    func txn(marker: Data, markerVersion: Int64, nonce: Data) -> WireTxnRequest {
+    /// The txn of one attempt, its entity records stamped `stamp`; `marker` (the storage's
+    /// marker and the version it is at) is compared and stamped too when the plan has no
+    /// witness of its own.
+    func txn(stamp: EtcdWriteStamp, marker: (key: Data, version: Int64)?, layout: EtcdKeyLayout) -> WireTxnRequest {
         var txn = WireTxnRequest()
+        txn.compare.reserveCapacity(comparedKeys.count + 1)
+        txn.failure.reserveCapacity(comparedKeys.count + 1)
+        txn.success.reserveCapacity(writtenKeys.count + 1)
         for position in comparedKeys {
             txn.compare.append(.version(of: keys[position].etcdKey, equals: keys[position].compared!))
             // A tombstone is told apart by its value: entity keys are read whole.
             txn.failure.append(WireRequestOp(request_range: WireRangeRequest(
                 key: keys[position].etcdKey, keys_only: keys[position].keepsTombstones ? nil : true)))
         }
-        txn.compare.append(.version(of: marker, equals: markerVersion))
-        txn.failure.append(WireRequestOp(request_range: WireRangeRequest(key: marker, keys_only: true)))
+        if let marker {
+            txn.compare.append(.version(of: marker.key, equals: marker.version))
+            txn.failure.append(WireRequestOp(request_range: WireRangeRequest(key: marker.key, keys_only: true)))
+        }
         for position in writtenKeys {
             switch keys[position].write {
             case .put(let value):
                 // The previous version comes back only where the plan does not know it.
                 let needsPrevious = keys[position].expected == nil
-                txn.success.append(WireRequestOp(request_put: WirePutRequest(key: keys[position].etcdKey, value: value,
+                let stored = layout.stored(value, in: keys[position].storageKey.table, stamp: stamp)
+                txn.success.append(WireRequestOp(request_put: WirePutRequest(key: keys[position].etcdKey, value: stored,
                                                                              prev_kv: needsPrevious ? true : nil)))
             case .delete where keys[position].keepsTombstones:
-                txn.success.append(WireRequestOp(request_put: WirePutRequest(key: keys[position].etcdKey, value: EtcdKeyLayout.tombstone)))
+                txn.success.append(WireRequestOp(request_put: WirePutRequest(key: keys[position].etcdKey, value: EtcdKeyLayout.tombstone(stamp))))
             case .delete:
                 txn.success.append(WireRequestOp(request_delete_range: WireDeleteRequest(key: keys[position].etcdKey)))
             case .none:
                 break
             }
         }
-        txn.success.append(WireRequestOp(request_put: WirePutRequest(key: marker, value: nonce)))
+        if let marker {
+            txn.success.append(WireRequestOp(request_put: WirePutRequest(key: marker.key, value: EtcdKeyLayout.markerValue(stamp))))
+        }
         return txn
     }
 
     /// The most entries any of the txn's three lists has (what `--max-txn-ops` bounds).
-    var txnOps: Int { max(comparedKeys.count, writtenKeys.count) + 1 }
+    var txnOps: Int { max(comparedKeys.count, writtenKeys.count) + (witness == nil ? 1 : 0) }
+
+    /// Written puts whose version after the commit the plan cannot know without a reply
+    /// (unconditioned ones: their `prev_kv` tells).
+    var putsOfUnknownVersion: [Int] {
+        writtenKeys.filter {
+            guard case .put = keys[$0].write else { return false }
+            return keys[$0].compared == nil
+        }
+    }
 
     /// The record version each operation reports, given the version each written key has
     /// after the commit.
@@ -164,7 +190,7 @@ struct EtcdTxnPlan {
         }
     }
 
-    /// The version each written key has after a committed txn, from the success responses
+    /// The version each written put has after a committed txn, from the success responses
     /// (in `writtenKeys` order): known ones from the compare, the others from `prev_kv`.
     func versionsAfterCommit(_ responses: [WireResponseOp]) -> [Int: Int64] {
         var versions: [Int: Int64] = [:]

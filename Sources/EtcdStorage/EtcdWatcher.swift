@@ -5,8 +5,8 @@ import Locking
 // Saves made elsewhere (other processes, other hosts) reach this process through one etcd
 // watch on the store's prefix, from the revision after the last one seen:
 //
-//   events of one revision -> one RemoteCommit (our own commits, recognised by our commit
-//                             marker among their keys, are skipped: they were delivered locally)
+//   events of one revision -> one RemoteCommit (our own commits, recognised by our stamp on
+//                             their records or marker, are skipped: they were delivered locally)
 //   the member goes away   -> the watch is opened again on the next member, from the last
 //                             revision seen + 1 (etcd replays what was missed)
 //   compacted past it      -> the entity records written since then are read back (a range
@@ -71,9 +71,9 @@ final class EtcdWatcher: Sendable {
         let endpoints = storage.client.configuration.endpoints
         var attempt = 0
         while !stopped.value {
-            let endpoint = endpoints[attempt % endpoints.count]
+            let endpoint = attempt % endpoints.count
             attempt += 1
-            guard let (host, port) = EtcdClient.hostAndPort(endpoint) else { continue }
+            guard let (host, port) = storage.client.addresses[endpoint] else { continue }
             let (start, end) = prefixRange
             let create = WireWatchCreate(create_request: .init(key: start, range_end: end, start_revision: WireInt(next.value)))
             guard let body = try? JSONEncoder().encode(create) else { return }
@@ -123,7 +123,7 @@ final class EtcdWatcher: Sendable {
 
     /// Groups events by revision, skips our own commits, delivers the others.
     private func handle(_ events: [WireWatchLine.Event]) {
-        let marker = storage.marker.withLock { $0.key }
+        let marker = storage.layout.commitMarker(storage.identity)
         var index = 0
         while index < events.count {
             let revision = events[index].kv?.mod_revision?.value ?? 0
@@ -133,12 +133,12 @@ final class EtcdWatcher: Sendable {
                 index += 1
             }
             next.withLock { $0 = max($0, revision + 1) }
-            guard !group.contains(where: { $0.kv?.key == marker }) else { continue }
+            guard !group.contains(where: { isOwn($0.kv, marker: marker) }) else { continue }
             var commit = RemoteCommit(revision: revision, changes: [])
             for event in group {
                 guard let kv = event.kv, let key = kv.key, let (table, recordKey) = storage.layout.entityRecord(key) else { continue }
                 let change: RemoteCommit.Change
-                if event.type == "DELETE" || kv.value == EtcdKeyLayout.tombstone {
+                if event.type == "DELETE" || EtcdKeyLayout.isTombstone(kv.value) {
                     change = .deleted
                 } else {
                     change = kv.version?.value == 1 ? .inserted : .updated
@@ -147,6 +147,12 @@ final class EtcdWatcher: Sendable {
             }
             if !commit.changes.isEmpty { deliver(commit) }
         }
+    }
+
+    /// Whether `kv` is an entity record or the marker written by this storage.
+    private func isOwn(_ kv: WireKeyValue?, marker: Data) -> Bool {
+        guard let kv, let key = kv.key, key == marker || storage.layout.entityRecord(key) != nil else { return false }
+        return EtcdKeyLayout.stamp(of: kv.value)?.isFrom(storage.identityBytes) == true
     }
 
     /// After a compaction cancelled the watch: every entity record written since the last
@@ -165,7 +171,7 @@ final class EtcdWatcher: Sendable {
         // min_mod_revision is also checked here: the reply is what the catch-up trusts.
         for kv in reply.kvs ?? [] where (kv.mod_revision?.value ?? 0) >= from {
             guard let key = kv.key, let (table, recordKey) = storage.layout.entityRecord(key) else { continue }
-            commit.changes.append((table, recordKey, kv.value == EtcdKeyLayout.tombstone ? .deleted : .updated))
+            commit.changes.append((table, recordKey, EtcdKeyLayout.isTombstone(kv.value) ? .deleted : .updated))
         }
         next.withLock { $0 = revision + 1 }
         if !commit.changes.isEmpty { deliver(commit) }

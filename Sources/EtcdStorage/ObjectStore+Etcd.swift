@@ -14,21 +14,19 @@ extension ObjectStore {
     ///   and what opening any store throws (schema migration, index builds).
     public convenience init(etcd: EtcdConfiguration, schema: Schema, options: Options = Options()) throws(ContextError) {
         let storage = EtcdStorage(configuration: etcd)
-        let openedAt: UInt64
         do {
             try self.init(storage: storage, schema: schema, options: options)
-            openedAt = try storage.commitVersion()
-        } catch let error as ContextError {
-            storage.close()
-            throw error
         } catch {
             storage.close()
-            throw ContextError.storage(error as? StorageError ?? StorageError(code: .unreachable, operation: "open", message: "\(error)"))
+            throw error
         }
-        // Saves of other processes and hosts, from the revision after the open.
-        storage.startWatching(from: Int64(openedAt) + 1) { [weak self] commit in
+        // Saves of other processes and hosts, once a root context merges them: the watch
+        // reads every commit on the prefix back, so it opens only then, from the revision
+        // after the newest this storage has seen (nothing its contexts read is newer).
+        let merge: @Sendable (RemoteCommit) -> Void = { [weak self] commit in
             self?.mergeSaveFromElsewhere(commit.didSave(location: etcd.url))
         }
+        whenSavesFromElsewhereAreWanted { [weak storage] in storage?.startWatching(deliver: merge) }
     }
 
     /// Opens `location`: an `etcd://HOST:PORT[,...]/PREFIX` URL on etcd, anything else as a

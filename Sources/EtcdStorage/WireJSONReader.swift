@@ -8,13 +8,29 @@ import Foundation
 
 /// One parsed JSON value.
 enum WireJSONValue {
-    case object([String: WireJSONValue])
+    case object(WireJSONObject)
     case array([WireJSONValue])
     case string(String)
     /// A number's text, as written.
     case number(String)
     case bool(Bool)
     case null
+}
+
+/// An object's members in the order written, looked up by a scan from the last (a name
+/// written twice: the last counts, as in a dictionary). Replies have a handful of members a
+/// level, and hashing every name cost more than scanning them (callgrind, etcd-save-1).
+struct WireJSONObject {
+    var members: [(name: String, value: WireJSONValue)] = []
+
+    subscript(name: String) -> WireJSONValue? {
+        var index = members.count
+        while index > 0 {
+            index -= 1
+            if members[index].name == name { return members[index].value }
+        }
+        return nil
+    }
 }
 
 /// A reply that reads itself from a parsed JSON value.
@@ -80,7 +96,7 @@ struct WireJSONReader {
     }
 
     private mutating func object() throws(WireJSONError) -> WireJSONValue {
-        var members: [String: WireJSONValue] = [:]
+        var object = WireJSONObject()
         try list(closedBy: "}") { (reader: inout WireJSONReader) throws(WireJSONError) in
             guard reader.position < reader.bytes.count, reader.bytes[reader.position] == UInt8(ascii: "\"") else {
                 throw reader.failure("expected a member name")
@@ -88,9 +104,9 @@ struct WireJSONReader {
             let name = try reader.string()
             reader.skipWhitespace()
             try reader.expect(":")
-            members[name] = try reader.value()
+            object.members.append((name, try reader.value()))
         }
-        return .object(members)
+        return .object(object)
     }
 
     private mutating func array() throws(WireJSONError) -> WireJSONValue {
@@ -186,13 +202,13 @@ struct WireJSONReader {
 
 extension WireJSONValue {
     /// The members of an object, or a type error naming `what`.
-    func members(_ what: String) throws(WireJSONError) -> [String: WireJSONValue] {
+    func members(_ what: String) throws(WireJSONError) -> WireJSONObject {
         guard case .object(let members) = self else { throw WireJSONError(description: "\(what): expected an object") }
         return members
     }
 }
 
-extension [String: WireJSONValue] {
+extension WireJSONObject {
     /// Member `name` read as `T`; nil when absent or null.
     func read<T: WireJSONReadable>(_ name: String) throws(WireJSONError) -> T? {
         guard let value = self[name] else { return nil }

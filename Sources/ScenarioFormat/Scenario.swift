@@ -204,6 +204,8 @@ private struct ScenarioReader {
     var refs: [ScenarioRef] = []
     /// Contexts made by the steps read so far, in order.
     var namedContexts: [String] = []
+    /// The entities' schema, once read.
+    var readSchema: Schema? = nil
 
     mutating func read(_ root: JSONValue) throws(ScenarioFileError) -> Scenario {
         let top = try members(
@@ -214,6 +216,7 @@ private struct ScenarioReader {
         if let description = top["description"] { summary = try string(description, at: "description") }
 
         let schema = try readEntities(top["entities"]!)
+        readSchema = schema
         if let store = top["store"] { try readStore(store) }
 
         guard case .array(let stepValues) = top["steps"]! else {
@@ -386,14 +389,18 @@ private struct ScenarioReader {
             for relationship in owner.entity.relationships where relationship.isToMany {
                 guard let ownerValues = owner.storeValues, ownerValues[relationship.name] != nil else { continue }
                 let members = Set(ScenarioValues.refs(in: ownerValues.value(of: relationship.name)))
+                // A many-to-many's inverse lists its owners; a one-to-many's names its one owner.
+                let manyToMany = readSchema?.entity(named: relationship.destination)?.relationship(named: relationship.inverse)?.isToMany == true
                 for member in refs where member.entity.name == relationship.destination {
-                    guard let values = member.storeValues, let toOne = values[relationship.inverse] else { continue }
-                    let pointsHere = ScenarioValues.refs(in: toOne) == [owner.name]
+                    guard let values = member.storeValues, let inverse = values[relationship.inverse] else { continue }
+                    let named = ScenarioValues.refs(in: inverse)
+                    let pointsHere = manyToMany ? named.contains(owner.name) : named == [owner.name]
                     if pointsHere != members.contains(member.name) {
                         throw ScenarioFileError("store: \(owner.name).\(relationship.name) and \(member.name).\(relationship.inverse) "
                             + "disagree: give one end, or both alike")
                     }
                 }
+                if manyToMany { continue }
                 for other in refs where other.name != owner.name && other.entity.name == owner.entity.name {
                     guard let values = other.storeValues, values[relationship.name] != nil else { continue }
                     if let shared = members.intersection(ScenarioValues.refs(in: values.value(of: relationship.name))).sorted().first {

@@ -72,8 +72,9 @@ public enum ScenarioValues {
     // MARK: - Relationship values
     //
     // In a scenario's values (file, runner and report alike) a relationship's value names refs:
-    // a to-one is its ref as a string (null when empty); a to-many is its refs sorted and
-    // joined by newlines (null when empty), so that equal sets compare equal. Refs are JSON
+    // a to-one is its ref as a string (null when empty); a to-many is its refs sorted (in
+    // order, for an ordered one) and joined by newlines (null when empty), so that equal sets
+    // compare equal. Refs are JSON
     // keys and may not hold a newline (`relationshipValue` refuses one).
 
     /// A relationship's value from the file: a ref or null for a to-one, a list of refs for a to-many.
@@ -100,12 +101,12 @@ public enum ScenarioValues {
             guard !refs.contains(ref) else { throw ScenarioFileError("\(path): lists \"\(ref)\" twice") }
             refs.append(ref)
         }
-        return members(refs)
+        return members(refs, ordered: relationship.isOrdered)
     }
 
-    /// The value of a to-many holding `refs`.
-    public static func members(_ refs: [String]) -> AttributeValue {
-        refs.isEmpty ? .null : .string(refs.sorted().joined(separator: "\n"))
+    /// The value of a to-many holding `refs`: sorted, or as given for an `ordered` one.
+    public static func members(_ refs: [String], ordered: Bool = false) -> AttributeValue {
+        refs.isEmpty ? .null : .string((ordered ? refs : refs.sorted()).joined(separator: "\n"))
     }
 
     /// The refs a relationship's value names, sorted (none for null).

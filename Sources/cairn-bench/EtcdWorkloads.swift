@@ -6,7 +6,14 @@ import Foundation
 /// Saves on a loopback etcd cluster: Cairn's contexts against the same conditional txns sent
 /// straight to the gateway, so the ratio is what the object layer costs on top of etcd.
 enum EtcdWorkloads {
-    static func startCluster(members: Int) throws -> EtcdCluster {
+    /// `CAIRN_BENCH_ETCD=HOST:PORT[,…]`: a cluster started by hand instead of one the bench
+    /// starts (valgrind cannot start processes through Foundation's `Process`).
+    static let profiledEndpoints: [String] =
+        ProcessInfo.processInfo.environment["CAIRN_BENCH_ETCD"].map { $0.split(separator: ",").map(String.init) } ?? []
+
+    /// The loopback cluster of `members` members; nil when `CAIRN_BENCH_ETCD` names one.
+    static func startCluster(members: Int) throws -> EtcdCluster? {
+        guard profiledEndpoints.isEmpty else { return nil }
         do { return try EtcdCluster.startWithRetries(memberCount: members) } catch {
             throw BenchError("etcd-save needs etcd (make deps installs etcd-server): \(error)")
         }
@@ -25,8 +32,8 @@ enum EtcdWorkloads {
         }
     }()
 
-    static func saves(_ cluster: EtcdCluster, count: Int) throws -> [Contender] {
-        let configuration = EtcdConfiguration(endpoints: cluster.endpoints, prefix: "bench-\(UUID().uuidString)")
+    static func saves(_ endpoints: [String], count: Int) throws -> [Contender] {
+        let configuration = EtcdConfiguration(endpoints: endpoints, prefix: "bench-\(UUID().uuidString)")
         let objects = try ObjectStore(etcd: configuration, schema: schema)
         let context = objects.newBackgroundContext(name: "bench")
         let id = try context.performAndWait {
@@ -46,7 +53,7 @@ enum EtcdWorkloads {
             }
             return Measurement(operations: count, seconds: Date().timeIntervalSince(start))
         }, finish: { objects.close() })
-        let gateway = MinimalGatewayClient(endpoint: cluster.endpoints[0], key: "bench-raw-\(UUID().uuidString)")
+        let gateway = MinimalGatewayClient(endpoint: endpoints[0], key: "bench-raw-\(UUID().uuidString)")
         let raw = Contender(system: "etcd-gateway", run: { _ in
             let start = Date()
             for _ in 0..<count { try gateway.conditionalPut() }

@@ -2422,5 +2422,805 @@ enum CanonicalScenarios {
               }
             }
             """#),
+        (file: "relationship-many-to-many-edits.json", text: #"""
+            {
+              "name": "relationship-many-to-many-edits",
+              "description": "A read the post's tags (swift, rust) and removes swift; B adds go and saves first. The fact is the set of links, merged link by link: storeTrump and objectTrump keep both changes, overwrite writes the tags A read with its change (so go goes), rollback takes the store's, error fails.",
+              "entities": {
+                "Post": {
+                  "attributes": {
+                    "title": "string"
+                  },
+                  "relationships": {
+                    "tags": {
+                      "toMany": "Tag",
+                      "inverse": "posts"
+                    }
+                  }
+                },
+                "Tag": {
+                  "attributes": {
+                    "label": "string"
+                  },
+                  "relationships": {
+                    "posts": {
+                      "toMany": "Post",
+                      "inverse": "tags"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "p": {
+                  "entity": "Post",
+                  "values": {
+                    "title": "Hello",
+                    "tags": [
+                      "t1",
+                      "t2"
+                    ]
+                  }
+                },
+                "t1": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "swift"
+                  }
+                },
+                "t2": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "rust"
+                  }
+                },
+                "t3": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "go"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "p"
+                },
+                {
+                  "in": "B",
+                  "do": "relate",
+                  "ref": "p",
+                  "relationship": "tags",
+                  "add": [
+                    "t3"
+                  ]
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "relate",
+                  "ref": "p",
+                  "relationship": "tags",
+                  "remove": [
+                    "t1"
+                  ]
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": []
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": []
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": []
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": []
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t3"
+                      ]
+                    },
+                    "t1": {
+                      "label": "swift",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "rust",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "go",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-ordered-reorders.json", text: #"""
+            {
+              "name": "relationship-ordered-reorders",
+              "description": "A swaps the first two songs of an ordered playlist, B the last two and saves first. The order is each song's key, a property: Two, moved by both, takes the policy's side; One, moved by A alone, keeps A's place (tied with Three's under storeTrump and rollback, broken by primary key).",
+              "entities": {
+                "Playlist": {
+                  "attributes": {
+                    "name": "string"
+                  },
+                  "relationships": {
+                    "songs": {
+                      "toMany": "Song",
+                      "inverse": "playlist",
+                      "ordered": true
+                    }
+                  }
+                },
+                "Song": {
+                  "attributes": {
+                    "title": "string"
+                  },
+                  "relationships": {
+                    "playlist": {
+                      "toOne": "Playlist",
+                      "inverse": "songs"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "l": {
+                  "entity": "Playlist",
+                  "values": {
+                    "name": "Mix",
+                    "songs": [
+                      "s1",
+                      "s2",
+                      "s3"
+                    ]
+                  }
+                },
+                "s1": {
+                  "entity": "Song",
+                  "values": {
+                    "title": "One"
+                  }
+                },
+                "s2": {
+                  "entity": "Song",
+                  "values": {
+                    "title": "Two"
+                  }
+                },
+                "s3": {
+                  "entity": "Song",
+                  "values": {
+                    "title": "Three"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "l"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "l",
+                  "values": {
+                    "songs": [
+                      "s2",
+                      "s1",
+                      "s3"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "l",
+                  "values": {
+                    "songs": [
+                      "s1",
+                      "s3",
+                      "s2"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s1",
+                        "s3",
+                        "s2"
+                      ]
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s1",
+                        "s3",
+                        "s2"
+                      ]
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s2",
+                        "s1",
+                        "s3"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s2",
+                        "s1",
+                        "s3"
+                      ]
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "l": {
+                      "name": "Mix",
+                      "songs": [
+                        "s1",
+                        "s3",
+                        "s2"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+            """#),
+        (file: "relationship-ordered-many-to-many.json", text: #"""
+            {
+              "name": "relationship-ordered-many-to-many",
+              "description": "A post's tags are an ordered end of a many-to-many (the tags' posts are not ordered). A read the tags and swaps the first two; B swaps the last two, adds t5 (last) and saves first. Each link's place is its key at the ordered end, merged link by link like an attribute: storeTrump and objectTrump keep both swaps and the addition, overwrite writes the order A read with its swap (so t5 goes), rollback takes the store's, error fails.",
+              "entities": {
+                "Post": {
+                  "attributes": {
+                    "title": "string"
+                  },
+                  "relationships": {
+                    "tags": {
+                      "toMany": "Tag",
+                      "inverse": "posts",
+                      "ordered": true
+                    }
+                  }
+                },
+                "Tag": {
+                  "attributes": {
+                    "label": "string"
+                  },
+                  "relationships": {
+                    "posts": {
+                      "toMany": "Post",
+                      "inverse": "tags"
+                    }
+                  }
+                }
+              },
+              "store": {
+                "p": {
+                  "entity": "Post",
+                  "values": {
+                    "title": "Hello",
+                    "tags": [
+                      "t1",
+                      "t2",
+                      "t3",
+                      "t4"
+                    ]
+                  }
+                },
+                "t1": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "a"
+                  }
+                },
+                "t2": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "b"
+                  }
+                },
+                "t3": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "c"
+                  }
+                },
+                "t4": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "d"
+                  }
+                },
+                "t5": {
+                  "entity": "Tag",
+                  "values": {
+                    "label": "e"
+                  }
+                }
+              },
+              "steps": [
+                {
+                  "in": "A",
+                  "do": "fetch",
+                  "ref": "p"
+                },
+                {
+                  "in": "A",
+                  "do": "set",
+                  "ref": "p",
+                  "values": {
+                    "tags": [
+                      "t2",
+                      "t1",
+                      "t3",
+                      "t4"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "set",
+                  "ref": "p",
+                  "values": {
+                    "tags": [
+                      "t1",
+                      "t2",
+                      "t4",
+                      "t3"
+                    ]
+                  }
+                },
+                {
+                  "in": "B",
+                  "do": "relate",
+                  "ref": "p",
+                  "relationship": "tags",
+                  "add": [
+                    "t5"
+                  ]
+                },
+                {
+                  "in": "B",
+                  "do": "save"
+                },
+                {
+                  "in": "A",
+                  "do": "save"
+                }
+              ],
+              "expect": {
+                "error": {
+                  "saves": [
+                    "ok",
+                    "conflict"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "storeTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t1",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "objectTrump": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t1",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                },
+                "overwrite": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t2",
+                        "t1",
+                        "t3",
+                        "t4"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": []
+                    }
+                  }
+                },
+                "rollback": {
+                  "saves": [
+                    "ok",
+                    "ok"
+                  ],
+                  "store": {
+                    "p": {
+                      "title": "Hello",
+                      "tags": [
+                        "t1",
+                        "t2",
+                        "t4",
+                        "t3",
+                        "t5"
+                      ]
+                    },
+                    "t1": {
+                      "label": "a",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t2": {
+                      "label": "b",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t3": {
+                      "label": "c",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t4": {
+                      "label": "d",
+                      "posts": [
+                        "p"
+                      ]
+                    },
+                    "t5": {
+                      "label": "e",
+                      "posts": [
+                        "p"
+                      ]
+                    }
+                  }
+                }
+              }
+            }
+            """#),
     ]
 }

@@ -19,7 +19,9 @@ import Glibc
 //    through `performAndWait`, and after each save the runner waits for the automatic merges
 //    it queued, so every run is deterministic.
 // 3. A step reaches its ref with `existingObject(with:)`: the registered object when there is
-//    one, otherwise it is read from the store (so a step may `set` without a `fetch` first).
+//    one, otherwise it is read from the store (so a step may `set` without a `fetch` first). A
+//    `fetch` also reads the object's many-to-many members: the links the context then holds
+//    (and overwrite writes back) are those it read.
 // 4. An inserted ref has a temporary ID in its own context (and in each parent its child saves
 //    push it into); once a root context saves it, the ref names the permanent ID everywhere.
 // 5. A step that fails does not stop the run: its outcome is `error` with the message.
@@ -251,7 +253,12 @@ final class ScenarioRunner {
             do {
                 switch step.action {
                 case .fetch(let ref):
-                    _ = try object(ref, for: step, in: context)
+                    let object = try object(ref, for: step, in: context)
+                    // Its many-to-manys are read with it: what the context holds of its links (rule 3).
+                    for relationship in object.entity.relationships where relationship.isToMany
+                        && scenario.schema.entity(named: relationship.destination)?.relationship(named: relationship.inverse)?.isToMany == true {
+                        _ = try object.members(of: relationship.name)
+                    }
                 case .set(let ref, let values):
                     let object = try object(ref, for: step, in: context)
                     for (name, value) in values.sorted(by: { $0.key < $1.key }) where object.entity.relationship(named: name) == nil {
@@ -481,7 +488,7 @@ extension ScenarioRunner {
         for relationship in entity.relationships {
             if relationship.isToMany {
                 let members = try context.existingObject(with: id).members(of: relationship.name)
-                named[relationship.name] = ScenarioValues.members(members.map { ref(of: $0.objectID) })
+                named[relationship.name] = ScenarioValues.members(members.map { ref(of: $0.objectID) }, ordered: relationship.isOrdered)
             } else if case .string(let uri) = values.value(of: relationship.name), let target = ObjectID(uriString: uri) {
                 named[relationship.name] = .string(ref(of: target))
             }

@@ -10,6 +10,7 @@ extension CairnToolTests {
         static let files = [
             "relationship-move-vs-rename.json", "relationship-concurrent-additions.json", "relationship-to-one-moved-twice.json",
             "relationship-insert-to-deleted.json", "relationship-cascade-vs-member-update.json", "relationship-deny.json",
+            "relationship-many-to-many-edits.json", "relationship-ordered-reorders.json", "relationship-ordered-many-to-many.json",
         ]
 
         @Test(arguments: files)
@@ -65,6 +66,32 @@ extension CairnToolTests {
                 #expect(run.status == 1, "\(run)")
                 #expect(run.errorOutput.contains(example.message), "\(example.message): \(run)")
             }
+        }
+
+        @Test func manyToManyStoreEndsMustAgreeAndBothArePrinted() throws {
+            let directory = try TemporaryDirectory(purpose: "many-to-many-scenario")
+            defer { directory.remove() }
+            let entities = #"""
+                "entities": {"Post": {"attributes": {"n": "string"}, "relationships": {"tags": {"toMany": "Tag", "inverse": "posts"}}},
+                             "Tag": {"attributes": {"n": "string"}, "relationships": {"posts": {"toMany": "Post", "inverse": "tags"}}}}
+                """#
+            let disagreeing = directory.path + "/disagree.json"
+            try Data((#"{"name": "x", \#(entities), "store": {"p": {"entity": "Post", "values": {"n": "a", "tags": ["t"]}}, "# +
+                     #""t": {"entity": "Tag", "values": {"n": "b", "posts": []}}}, "steps": []}"#).utf8).write(to: URL(fileURLWithPath: disagreeing))
+            let refused = try cairn("scenario", disagreeing)
+            #expect(refused.status == 1 && refused.errorOutput.contains("store: p.tags and t.posts disagree"), "\(refused)")
+            // Both ends given alike, and the set replaced by a `set` step: each end prints the other.
+            let agreeing = directory.path + "/agree.json"
+            try Data((#"{"name": "x", \#(entities), "store": {"p": {"entity": "Post", "values": {"n": "a", "tags": ["t"]}}, "# +
+                     #""t": {"entity": "Tag", "values": {"n": "b", "posts": ["p"]}}, "u": {"entity": "Tag", "values": {"n": "c"}}}, "# +
+                     #""steps": [{"in": "A", "do": "set", "ref": "u", "values": {"posts": ["p"]}}, {"in": "A", "do": "save"}]}"#).utf8)
+                .write(to: URL(fileURLWithPath: agreeing))
+            let run = try cairn("scenario", agreeing, "--json", "--policy", "error")
+            #expect(run.status == 0, "\(run)")
+            let result = try #require((try ScenarioTests.jsonObject(Data(run.output.utf8))["results"] as? [[String: Any]])?.first)
+            let store = try #require(result["store"] as? [String: [String: Any]])
+            #expect(store["p"]?["tags"] as? [String] == ["t", "u"])
+            #expect(store["u"]?["posts"] as? [String] == ["p"])
         }
     }
 }

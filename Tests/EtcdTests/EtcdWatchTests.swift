@@ -44,6 +44,34 @@ struct EtcdWatchTests {
         }
     }
 
+    @Test("no watch until a root context merges automatically; opened then, it still brings a save made after the store's last read")
+    func watchOpensOnDemand() throws {
+        try withEtcdStore { objects, configuration in
+            let storage = try #require(objects.storage as? EtcdStorage)
+            let id = try insertPerson(objects, "Ann", 30)
+            let later = objects.newBackgroundContext(name: "merging later")
+            try later.performAndWait { _ = try later.existingObject(with: id) }
+            let child = objects.newBackgroundContext(name: "parent").newChildContext(name: "child")
+            child.automaticallyMergesChangesFromParent = true
+            #expect(!storage.isWatching, "nothing consumes saves made elsewhere yet (a child merges its parent's saves)")
+            try withEtcdStore(configuration) { elsewhere, _ in
+                let editor = elsewhere.newBackgroundContext(name: "editor")
+                try editor.performAndWait {
+                    try editor.existingObject(with: id)["age"] = .int(31)
+                    try editor.save()
+                }
+            }
+            later.automaticallyMergesChangesFromParent = true
+            #expect(storage.isWatching)
+            var merged = false
+            for _ in 0..<200 where !merged {
+                merged = try later.performAndWait { try later.existingObject(with: id)["age"] == .int(31) }
+                if !merged { usleep(25_000) }
+            }
+            #expect(merged, "the save made before the watch opened, after the store's last read, did not arrive within 5 s")
+        }
+    }
+
     @Test("a watch behind a compaction reads back what changed and resumes")
     func compactedWatchCatchesUp() throws {
         try withEtcdStore { objects, configuration in

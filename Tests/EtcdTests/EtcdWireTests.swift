@@ -110,6 +110,12 @@ struct EtcdWireTests {
         #expect(error.error?.code == 14 && error.error?.message == "etcdserver: no leader")
     }
 
+    @Test("a member written twice reads as the last one, as a dictionary keeps it")
+    func repeatedMember() throws {
+        let reply = try WireJSONReader.read(WireTxnResponse.self, from: Data(#"{"succeeded":false,"header":{"revision":"3"},"succeeded":true}"#.utf8))
+        #expect(reply.succeeded == true && reply.header?.revision == WireInt(3))
+    }
+
     @Test("strings keep their escapes' meaning: quotes, \\u escapes, surrogate pairs")
     func readerStrings() throws {
         let value = try WireJSONReader.parse(Data(#"["a\"b\\c\/d\n", "\u00e9\ud83d\ude00", ""]"#.utf8))

@@ -7,6 +7,10 @@ extension ObjectContext {
     /// cascade that comes back to it ends).
     func applyDeleteRules(of object: StoredObject) {
         for relationship in object.entity.layout.relationships {
+            if let end = core.schema.manyToManyEnd(object.entity.name, relationship.name) {
+                applyLinkDeleteRule(of: object, end)
+                continue
+            }
             let rule = relationship.description.deleteRule
             if let position = relationship.storagePosition {
                 // A to-one: its destination's to-many loses the object (it is derived from the

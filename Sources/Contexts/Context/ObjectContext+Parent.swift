@@ -83,7 +83,12 @@ extension ObjectContext {
                 membershipChanged: object.membershipChangedFlag)
         }
         let childName = name
-        try parent.synchronously { () throws(ContextError) in try parent.applyChildChanges(changes, from: childName) }
+        let linkChanges = pendingLinkChanges()
+        try parent.synchronously { () throws(ContextError) in
+            try parent.applyChildChanges(changes, from: childName)
+            parent.applyChildLinkChanges(linkChanges)
+        }
+        links.removeAllChanges()
 
         // The parent holds them now: they are this child's new ancestors.
         for object in saveSet {

@@ -144,6 +144,8 @@ public final class ObjectContext: @unchecked Sendable {
     var heldReferenceMaps: [HeldReferenceKey: (epoch: UInt64, byReference: [String: [StoredObject]])] = [:]
     /// The to-many members read, kept with their owners while `graphEpoch` and the base hold (MemberCache.swift).
     var memberCache = MemberCache()
+    /// Many-to-many links changed and not saved, and what each end last read (ContextLinks.swift).
+    var links = ContextLinks()
     /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
     var generationState: GenerationState = .unpinned
 
@@ -192,8 +194,9 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Whether the context merges every did-save of its parent automatically, as if it called
     /// ``mergeChanges(fromContextDidSave:)`` itself; for a root context, every did-save of the
-    /// other root contexts of its ``ObjectStore`` (the saves that reach the store). Default
-    /// `false`.
+    /// other root contexts of its ``ObjectStore`` (the saves that reach the store), and on a
+    /// shared backend the saves of other processes and hosts (on etcd, the first root context
+    /// to turn it on opens the store's watch of them). Default `false`.
     ///
     /// The merge is queued on this context's queue (like `perform`) when the other save
     /// finishes, so it runs before any block queued after that moment. Local changes stay on
@@ -206,7 +209,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// ```
     public var automaticallyMergesChangesFromParent: Bool {
         get { automaticMerging.withLock { $0 } }
-        set { automaticMerging.withLock { $0 = newValue } }
+        set {
+            automaticMerging.withLock { $0 = newValue }
+            if newValue && parent == nil { core.rootContextWantsSavesFromElsewhere() }
+        }
     }
 
     /// Who the context's saves are made for, recorded with each save in the persistent history
@@ -280,6 +286,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
     func forget(_ object: StoredObject, reason: String) {
         graphEpoch &+= 1
+        if core.schema.hasManyToMany { forgetLinks(of: object) }
         registry[object.storedID] = nil
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
         detach(object, reason: reason)
@@ -297,6 +304,7 @@ public final class ObjectContext: @unchecked Sendable {
         graphEpoch &+= 1
         heldReferenceMaps = [:]
         memberCache.removeAll()
+        links = ContextLinks()
         indexedRegistry.removeAll()
         registrationOrder.withUnsafeMutableBufferPointer { objects in
             for position in objects.indices where !isKnownUniquelyReferenced(&objects[position]) {

@@ -97,6 +97,17 @@ public indirect enum FetchPredicate: Sendable {
         .memberCount(relationship, .greaterThan, 0)
     }
 
+    /// Objects whose to-many `relationship` has `member` among its members, pending changes
+    /// included: Core Data's `ANY tags == %@`. A fetch answers it from the member's side (its
+    /// links, or its to-one); `.isIn(relationship, [ID URIs])` matches any of several members.
+    ///
+    /// ```swift
+    /// FetchRequest(entityName: "Post", predicate: .hasMember("tags", swift.objectID))
+    /// ```
+    public static func hasMember(_ relationship: String, _ member: ObjectID) -> FetchPredicate {
+        .compare(relationship, .equal, .string(member.uriString))
+    }
+
     /// The object is one of `ids`: Core Data's `SELF IN %@`.
     ///
     /// ```swift

@@ -29,7 +29,9 @@ extension ObjectContext {
         }
         return try readingKept(relationship.name) { () throws(ContextError) in
             let uris = owners.map(\.storedID.uriString)
-            let members = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, uris.map(AttributeValue.string))))
+            // Sorted by order key for an ordered to-many: each owner's members keep their relative order.
+            let members = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, uris.map(AttributeValue.string)),
+                                                 sortDescriptors: OrderKeys.sort(relationship)))
             var ownerOfReference: [String: Int] = [:]
             ownerOfReference.reserveCapacity(owners.count)
             for (index, uri) in uris.enumerated() { ownerOfReference[uri] = index }
@@ -47,7 +49,7 @@ extension ObjectContext {
     /// came between the base versions before and after it: then its reads saw exactly that
     /// version. The lists are stamped with the epoch after the read (its own registrations
     /// moved it, and the lists include them).
-    private func readingKept(
+    func readingKept(
         _ relationship: String, _ read: () throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])])
     ) throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])]) {
         let before = memberCacheStamp()

@@ -5,7 +5,8 @@ import Policies
 // destinations matched first, pending changes included, without registering them), which the
 // to-one's index serves; a to-many's member count (`employees.@count > 3`) is answered as "the
 // object is one of these owners", counted from the members' to-ones read through that index;
-// prefetching loads the destinations of a fetch's results in one pass.
+// prefetching loads the destinations of a fetch's results in one pass. A to-many's membership
+// and a many-to-many's counts are answered from links (ObjectContext+LinkFetch.swift).
 
 extension ObjectContext {
     /// `request` with every `"toOne.attribute"` of its predicate replaced by the to-one's
@@ -20,9 +21,11 @@ extension ObjectContext {
     private func resolving(_ predicate: FetchPredicate, entity: EntityDescription) throws(ContextError) -> FetchPredicate {
         switch predicate {
         case let .compare(path, comparison, constant):
+            if let membership = try membership(path, comparison, [constant], in: entity) { return membership }
             guard let (relationship, rest) = toOnePath(path, in: entity) else { return predicate }
             return .isIn(relationship.name, try destinationReferences(relationship, .compare(rest, comparison, constant)))
         case let .isIn(path, constants):
+            if let membership = try membership(path, .equal, constants, in: entity) { return membership }
             guard let (relationship, rest) = toOnePath(path, in: entity) else { return predicate }
             return .isIn(relationship.name, try destinationReferences(relationship, .isIn(rest, constants)))
         case .and(let predicates):
@@ -39,6 +42,7 @@ extension ObjectContext {
             guard let relationship = entity.layout.relationship(named: name), relationship.isToMany else {
                 throw ContextError.unknownAttribute(entity: entity.name, attribute: name)
             }
+            if let end = core.schema.manyToManyEnd(entity.name, name) { return try linkOwners(of: end, where: comparison, count) }
             return try owners(of: relationship, where: comparison, count)
         case .matching, .objectIn:
             return predicate
@@ -60,6 +64,12 @@ extension ObjectContext {
         for member in try matches(for: request, entity: members, plan: indexPlan(for: request, entity: members)) {
             if let owner = StoredObject.referencedID(member.values[position]) { counts[owner, default: 0] += 1 }
         }
+        return Self.owners(counted: counts, where: comparison, count)
+    }
+
+    /// `.objectIn` the owners whose count in `counts` (owners with none absent) compares with
+    /// `count` as asked; when an empty to-many matches too, "none of the owners that fail".
+    static func owners(counted counts: [ObjectID: Int], where comparison: FetchPredicate.Operator, _ count: Int) -> FetchPredicate {
         let constant = AttributeValue.int(Int64(count))
         let emptyMatches = FetchPredicate.holds(.int(0), comparison, constant)
         let listed = counts.filter { FetchPredicate.holds(.int(Int64($0.value)), comparison, constant) != emptyMatches }.keys
@@ -118,6 +128,8 @@ extension ObjectContext {
                         loaded.append(registerLoaded(record, entity: destination))
                     }
                 }
+            } else if let end = core.schema.manyToManyEnd(entity.name, name) {
+                loaded = try prefetchLinkedMembers(of: objects, end)
             } else {
                 loaded = try prefetchMembers(of: objects, relationship)
             }

@@ -59,6 +59,7 @@ extension ObjectContext {
             return
         }
         if record.id != object.storedID && registry[record.id] == nil { changeID(of: object, to: record.id) }
+        if core.schema.hasManyToMany { refreshLinks(of: object, mergeChanges: mergeChanges) }
         if mergeChanges {
             var merged = record.values
             merged.take(object.current.differences(from: object.ancestorValues), from: object.current)
@@ -83,6 +84,8 @@ extension ObjectContext {
     /// ```
     public func rollback() {
         checkQueue()
+        if !links.hasNoChanges { graphEpoch &+= 1 }
+        links.removeAllChanges()
         for object in objectsInOrder {
             if object.insertedFlag {
                 forget(object, reason: "rollback() discarded its insertion")

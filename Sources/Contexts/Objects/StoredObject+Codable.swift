@@ -53,6 +53,7 @@ extension StoredObject {
         for relationship in entity.layout.relationships {
             guard let position = relationship.storagePosition else { continue }
             values[position] = current[position]
+            if let order = relationship.orderPosition { values[order] = current[order] }
         }
         current = values
         for relationship in entity.layout.relationships {

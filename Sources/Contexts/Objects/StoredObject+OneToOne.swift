@@ -35,7 +35,11 @@ extension StoredObject {
         guard let context = owner,
               let relationship = entity.layout.relationships.first(where: { $0.storagePosition == position }),
               let end = context.core.schema.oneToOneEnd(entity.name, relationship.name) else {
+            let moved = current[position] != value
             setReference(value, at: position)
+            if moved, let relationship = entity.layout.relationships.first(where: { $0.storagePosition == position }) {
+                appendToOrder(relationship)
+            }
             return
         }
         if value == .null { return setPartner(nil, end) }

@@ -5,7 +5,8 @@ import Policies
 // holds this object's ID (a fetch through the to-one's index, pending changes included). So
 // setting either side changes one value, and the other side follows at once. Both ends of a
 // change are updated in the context: the to-many owner by `membershipChangedFlag`, so its
-// record is written (and versioned, and conflict-checked) by the save.
+// record is written (and versioned, and conflict-checked) by the save. A many-to-many's links
+// are the context's own state (StoredObject+ManyToMany.swift).
 
 extension StoredObject {
     /// The destination of the to-one `relationship`: a fault until touched, or nil when empty.
@@ -48,7 +49,10 @@ extension StoredObject {
         if let end = context.core.schema.oneToOneEnd(entity.name, relationship) {
             setPartner(destination, end)
         } else {
-            setReference(destination.map { .string($0.storedID.uriString) } ?? .null, at: layout.storagePosition!)
+            let value = destination.map { AttributeValue.string($0.storedID.uriString) } ?? .null
+            let moved = current[layout.storagePosition!] != value
+            setReference(value, at: layout.storagePosition!)
+            if moved { appendToOrder(layout) }
         }
     }
 
@@ -65,7 +69,9 @@ extension StoredObject {
     public func members(of relationship: String) throws(ContextError) -> [StoredObject] {
         let layout = toMany(relationship)
         checkAccess()
-        return try registeredOwner("members(of:)").members(of: self, layout)
+        let context = registeredOwner("members(of:)")
+        if let end = context.core.schema.manyToManyEnd(entity.name, relationship) { return try context.linkedMembers(of: self, end) }
+        return try context.members(of: self, layout)
     }
 
     /// How many members the to-many `relationship` has, without registering them.
@@ -78,7 +84,11 @@ extension StoredObject {
     public func memberCount(of relationship: String) throws(ContextError) -> Int {
         let layout = toMany(relationship)
         checkAccess()
-        return try registeredOwner("memberCount(of:)").count(for: memberRequest(layout))
+        let context = registeredOwner("memberCount(of:)")
+        if let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
+            return try context.linkIDs(of: storedID, owner: self, end).count
+        }
+        return try context.count(for: memberRequest(layout))
     }
 
     /// Adds `member` to the to-many `relationship`: sets its inverse to-one to this object.
@@ -88,6 +98,7 @@ extension StoredObject {
     /// ```
     public func addMember(_ member: StoredObject, to relationship: String) {
         let layout = toMany(relationship)
+        if let end = manyToManyEnd(relationship) { return setLinked(member, end, linked: true, "addMember(_:to:)") }
         member.setDestination(self, of: layout.description.inverse)
     }
 
@@ -99,12 +110,13 @@ extension StoredObject {
     /// ```
     public func removeMember(_ member: StoredObject, from relationship: String) {
         let layout = toMany(relationship)
+        if let end = manyToManyEnd(relationship) { return setLinked(member, end, linked: false, "removeMember(_:from:)") }
         guard member.destination(of: layout.description.inverse) === self else { return }
         member.setDestination(nil, of: layout.description.inverse)
     }
 
     /// Makes `members` the whole to-many `relationship`: members not listed are removed, the
-    /// listed ones added.
+    /// listed ones added (in this order, for an ordered to-many).
     ///
     /// ```swift
     /// try engineering.replaceMembers(of: "employees", with: [ann, bob])
@@ -114,10 +126,12 @@ extension StoredObject {
     public func replaceMembers(of relationship: String, with members: [StoredObject]) throws(ContextError) {
         let layout = toMany(relationship)
         let kept = Set(members.map(ObjectIdentifier.init))
+        if let end = manyToManyEnd(relationship) { return try replaceLinks(end, with: members, keeping: kept) }
         for member in try self.members(of: relationship) where !kept.contains(ObjectIdentifier(member)) {
             member.setDestination(nil, of: layout.description.inverse)
         }
         for member in members { member.setDestination(self, of: layout.description.inverse) }
+        if layout.description.isOrdered { placeInOrder(members, layout) }
     }
 
     // MARK: - Helpers
@@ -153,7 +167,8 @@ extension StoredObject {
     /// The request for the members of a to-many of this object.
     func memberRequest(_ layout: RelationshipLayout) -> FetchRequest {
         FetchRequest(entityName: layout.description.destination,
-                     predicate: .compare(layout.description.inverse, .equal, .string(storedID.uriString)))
+                     predicate: .compare(layout.description.inverse, .equal, .string(storedID.uriString)),
+                     sortDescriptors: OrderKeys.sort(layout))
     }
 
     private func toOne(_ name: String) -> RelationshipLayout {
@@ -172,7 +187,7 @@ extension StoredObject {
         return layout
     }
 
-    private func registeredOwner(_ operation: String) -> ObjectContext {
+    func registeredOwner(_ operation: String) -> ObjectContext {
         guard case .registered = lifecycle, let context = owner else {
             contextMisuse("\(operation) on \(storedID), which is not registered in a context: insert it first")
         }

@@ -19,6 +19,7 @@ extension ObjectContext {
     ///   new reference to an object the store no longer holds and this context does not either.
     func prepareRelationshipsForSave() throws {
         if let failure = deleteRuleFailure.take() { throw failure }
+        if core.schema.hasManyToMany { try prepareLinksForSave() }
         for object in objectsInOrder where !object.isFaultStorage && !object.entity.layout.relationships.isEmpty {
             if object.deletedFlag {
                 try checkDenyRules(of: object)
@@ -47,6 +48,8 @@ extension ObjectContext {
             if let position = relationship.storagePosition {
                 let id = StoredObject.referencedID(object.current[position])
                 destinations = id.map { registeredObject(for: $0)?.deletedFlag == true ? 0 : 1 } ?? 0
+            } else if let end = core.schema.manyToManyEnd(object.entity.name, relationship.name) {
+                destinations = try linkIDs(of: object.storedID, owner: object, end).count
             } else {
                 destinations = try count(for: object.memberRequest(relationship))
             }
@@ -94,6 +97,10 @@ extension ObjectContext {
             // A to-many's members, or the objects whose one-to-one end names the owner.
             for relationship in owner.entity.layout.relationships
             where relationship.isToMany || core.schema.oneToOneEnd(owner.entity.name, relationship.name) != nil {
+                if let end = core.schema.manyToManyEnd(owner.entity.name, relationship.name) {
+                    if try includeStoreLinks(of: index, end, in: &entries, entryOfObject: &entryOfObject, worklist: &worklist) { added = true }
+                    continue
+                }
                 let rule = relationship.description.deleteRule
                 guard rule != .noAction else { continue }
                 let memberIDs = try storeMemberIDs(of: entries[index].id, relationship)
@@ -140,7 +147,7 @@ extension ObjectContext {
     }
 
     /// The member `id` loaded in this context; nil when the store no longer holds it.
-    private func loadedMember(_ id: ObjectID) throws(ContextError) -> StoredObject? {
+    func loadedMember(_ id: ObjectID) throws(ContextError) -> StoredObject? {
         do {
             return try existingObject(with: id)
         } catch {
@@ -154,7 +161,8 @@ extension ObjectContext {
     private func storeMemberIDs(of owner: ObjectID, _ relationship: RelationshipLayout) throws(ContextError) -> [ObjectID] {
         let destination = try core.entity(named: relationship.description.destination)
         let inverse = relationship.description.inverse
-        guard let index = destination.layout.indexes.first(where: { $0.attributeNames == [inverse] }) else { return [] }
+        // The to-one's system index: on the to-one alone, or (ordered) on it and its order key.
+        guard let index = destination.layout.indexes.first(where: { $0.attributeNames.first == inverse }) else { return [] }
         var prefix: [UInt8] = []
         IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
         let view = try core.readView()
@@ -195,6 +203,7 @@ extension ObjectContext {
         try includeRestoredDestinations(of: resolved, theirs: theirs, in: &entries)
         try nullifyReferencesToDeleted(in: &entries)
         if core.schema.hasOneToOne { try repairOneToOnePairs(in: &entries, first: resolved) }
+        if core.schema.hasManyToMany { repairLinks(in: &entries) }
     }
 
     /// A resolution may write a reference the store's record does not hold (overwrite writes our

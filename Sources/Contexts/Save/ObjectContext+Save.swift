@@ -128,6 +128,7 @@ extension ObjectContext {
                 batch.reserveCapacity(batch.count + 2 * entries.count)
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
             }
+            if core.schema.hasManyToMany { try appendLinkOperations(of: entries, to: &batch) }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
             if core.schema.hasUniquenessConstraints { appendUniquenessOperations(of: entries, to: &batch, roles: &keyRoles) }
             guard !batch.isEmpty else {
@@ -161,8 +162,10 @@ extension ObjectContext {
                 }
                 guard !round.conflicts.isEmpty else { continue }  // only races or a re-allocated key
                 report.conflicts.append(round.conflicts)
-                let resolutions = try policy.resolutions(for: round.conflicts)
+                var resolutions = try policy.resolutions(for: round.conflicts)
                 report.resolutions.append(resolutions)
+                // A resolution's link properties settle the links; the rest is the object's.
+                let links = core.schema.hasManyToMany ? takeLinkDecisions(from: &resolutions, round: round) : []
                 for (position, resolution) in resolutions.enumerated() {
                     if let target = round.constraintTargets[position] {
                         try apply(resolution, to: &entries[round.entryIndices[position]], mergingInto: target)
@@ -170,6 +173,7 @@ extension ObjectContext {
                         try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
                     }
                 }
+                if core.schema.hasManyToMany { try settleLinks(links, round: round, in: &entries) }
                 if core.schema.hasRelationships { try repairReferences(in: &entries, resolved: round.entryIndices, theirs: round.theirs) }
             }
         }
@@ -233,17 +237,19 @@ extension ObjectContext {
                 }
             }
         }
+        // Entries added below (ends of links, members of deletes, one-to-one partners) need the batch made again.
+        var addedEntries = false
+        if core.schema.hasManyToMany, try planLinkWrites(in: &entries) { addedEntries = true }
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
             let deletes = entries.indices.filter { entries[$0].isDelete }
             if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries) {
                 try nullifyReferencesToDeleted(in: &entries)
-                batch = StorageBatch()
-                entryOfOperation = []
-                for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
+                addedEntries = true
             }
         }
-        if core.schema.hasOneToOne, try repairOneToOnePairs(in: &entries, first: []) {
+        if core.schema.hasOneToOne, try repairOneToOnePairs(in: &entries, first: []) { addedEntries = true }
+        if addedEntries {
             batch = StorageBatch()
             entryOfOperation = []
             for index in entries.indices where entries[index].append(to: &batch) { entryOfOperation.append(index) }
@@ -334,6 +340,7 @@ extension ObjectContext {
             round.theirs.append(theirs)
             round.constraintTargets.append(nil)
         }
+        if core.schema.hasManyToMany { try addLinkProperties(to: &round, entries: entries, view: view) }
         // An entry whose record conflicts settles that first; its constraints are checked again
         // by the next commit.
         try addConstraintConflicts(otherFailures, skipping: Set(failedEntries), in: &entries, view: view, to: &round)
@@ -383,6 +390,7 @@ extension ObjectContext {
         _ entries: consuming [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
         willSaveUpdates: [ObjectID], report: inout SaveReport
     ) {
+        if core.schema.hasManyToMany { finishLinks(entries, hadConflicts: !report.conflicts.isEmpty) }
         var versionOfEntry = [UInt64?](repeating: nil, count: entries.count)
         for (operation, entryIndex) in entryOfOperation.enumerated() where operation < recordVersions.count {
             versionOfEntry[entryIndex] = recordVersions[operation]

@@ -67,6 +67,8 @@ struct SaveEntry {
     /// For a member the save nullifies or cascades because it deletes their owner: the owner's
     /// entry. Should the policy cancel that delete, the member's entry is cancelled too.
     var ownerEntry: Int? = nil
+    /// The many-to-many links the commit writes from this entry's object (SaveEntry+Links.swift).
+    var linkWrites: [LinkWrite] = []
 
     init(object: StoredObject, id: ObjectID, step: Step, values: ObjectValues, ancestorVersion: UInt64) {
         self.object = object

@@ -95,6 +95,18 @@ public struct EntityDescription: Sendable, Hashable {
                               uniquenessConstraints: uniquenessConstraints, renamingIdentifier: renamingIdentifier)
     }
 
+    /// The same entity, with an order key after each of `toOnes` (to-ones whose inverse is an
+    /// ordered to-many): what ``Schema`` holds for it.
+    func ordering(_ toOnes: Set<String>) -> EntityDescription {
+        EntityDescription(layout: EntityLayout(
+            name: layout.name, attributes: layout.declaredAttributes, relationships: relationships, indexes: layout.declaredIndexes,
+            uniquenessConstraints: uniquenessConstraints, renamingIdentifier: layout.renamingIdentifier, orderedToOnes: toOnes))
+    }
+
+    private init(layout: EntityLayout) {
+        self.layout = layout
+    }
+
     /// The relationship named `name`, or nil.
     ///
     /// ```swift
@@ -157,7 +169,8 @@ public struct EntityDescription: Sendable, Hashable {
 package final class EntityLayout: Sendable {
     let name: String
     /// The stored properties by position: the declared attributes, then one optional string
-    /// per to-one relationship (its destination's ID URI: ``RelationshipLayout``).
+    /// per to-one relationship (its destination's ID URI: ``RelationshipLayout``), followed by
+    /// its order key when its inverse is an ordered to-many.
     let attributes: [AttributeDescription]
     /// The declared attributes: the first `declaredAttributes.count` positions.
     let declaredAttributes: [AttributeDescription]
@@ -192,7 +205,8 @@ package final class EntityLayout: Sendable {
     let renamingIdentifier: String?
 
     init(name: String, attributes declared: [AttributeDescription], relationships: [RelationshipDescription] = [],
-         indexes: [[String]] = [], uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil) {
+         indexes: [[String]] = [], uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil,
+         orderedToOnes: Set<String> = []) {
         self.name = name
         self.renamingIdentifier = renamingIdentifier
         declaredAttributes = declared
@@ -202,8 +216,13 @@ package final class EntityLayout: Sendable {
             if relationship.isToMany {
                 relationshipLayouts.append(RelationshipLayout(description: relationship, storagePosition: nil))
             } else {
-                relationshipLayouts.append(RelationshipLayout(description: relationship, storagePosition: attributes.count))
+                var layout = RelationshipLayout(description: relationship, storagePosition: attributes.count)
                 attributes.append(AttributeDescription(relationship.name, .string, isOptional: relationship.isOptional))
+                if orderedToOnes.contains(relationship.name) {
+                    layout.orderPosition = attributes.count
+                    attributes.append(AttributeDescription(OrderKeys.attributeName(of: relationship.name), .int, isOptional: true))
+                }
+                relationshipLayouts.append(layout)
             }
         }
         self.relationships = relationshipLayouts
@@ -227,9 +246,11 @@ package final class EntityLayout: Sendable {
         var implied = uniquenessConstraints.reduce(into: [[String]]()) { implied, names in
             if !indexes.contains(names), !implied.contains(names) { implied.append(names) }
         }
-        // Every to-one gets an index of its own: it finds an owner's to-many members.
+        // Every to-one gets an index of its own: it finds an owner's to-many members (in order,
+        // for an ordered to-many: the order key follows the reference).
         for relationship in relationshipLayouts where !relationship.isToMany {
-            let names = [relationship.name]
+            var names = [relationship.name]
+            if relationship.orderPosition != nil { names.append(OrderKeys.attributeName(of: relationship.name)) }
             if !indexes.contains(names), !implied.contains(names) { implied.append(names) }
         }
         self.indexes = (indexes + implied).map { names in

@@ -37,7 +37,9 @@ public struct RelationshipDescription: Sendable, Hashable {
     public let isToMany: Bool
     /// What deleting the source does to the destinations.
     public let deleteRule: DeleteRule
-    /// Whether a to-many keeps its members in order; ordered to-many is refused by ``Schema``.
+    /// Whether a to-many keeps its members in the order they were added or placed in: a
+    /// one-to-many's to-many, or either end (or both) of a many-to-many, each end keeping its own
+    /// order. ``Schema`` refuses it on a to-one.
     public let isOrdered: Bool
     /// Whether a to-one may be empty when saved (to-many: always may).
     public let isOptional: Bool

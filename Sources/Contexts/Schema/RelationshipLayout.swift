@@ -11,6 +11,9 @@ struct RelationshipLayout: Sendable, Hashable {
     let description: RelationshipDescription
     /// The to-one's position among the layout's attributes; nil for a to-many.
     let storagePosition: Int?
+    /// For a to-one whose inverse is an ordered to-many: the position of its order key (an
+    /// optional int after the reference, named `<toOne>#order`: OrderKeys.swift); nil otherwise.
+    var orderPosition: Int? = nil
 
     var name: String { description.name }
     var isToMany: Bool { description.isToMany }

@@ -28,6 +28,10 @@ public struct Schema: Sendable, Hashable {
     private let oneToOneEnds: [String: [OneToOneEnd]]
     /// Whether any entity has a one-to-one relationship: a save without one skips its repair.
     var hasOneToOne: Bool { !oneToOneEnds.isEmpty }
+    /// The many-to-many ends by entity name, each entity's in declaration order.
+    private let manyToManyEnds: [String: [ManyToManyEnd]]
+    /// Whether any entity has a many-to-many relationship: a save without one writes no links.
+    var hasManyToMany: Bool { !manyToManyEnds.isEmpty }
 
     /// Builds a schema, checking every entity and attribute.
     ///
@@ -39,7 +43,8 @@ public struct Schema: Sendable, Hashable {
     ///   default value of the wrong type, an index or uniqueness constraint that names an
     ///   unknown attribute, none, one twice, or repeats another, or a relationship whose name
     ///   is taken, whose destination is unknown, whose inverse does not point back, or whose
-    ///   kind is not stored (many-to-many, ordered).
+    ///   kind is not stored (an ordered to-one; a many-to-many whose link or order table name is
+    ///   too long).
     public init(_ entities: [EntityDescription]) throws(SchemaError) {
         var index: [String: Int] = [:]
         for (position, entity) in entities.enumerated() {
@@ -72,9 +77,30 @@ public struct Schema: Sendable, Hashable {
             try Self.checkUniquenessConstraints(of: entity)
             try Self.checkIndexes(of: entity)
         }
-        var oneToOne: [String: [OneToOneEnd]] = [:]
+        for entity in entities { try Self.checkRelationships(of: entity, entities: entities, index: index) }
+        // The members of an ordered one-to-many keep their order key beside their to-one (an
+        // ordered many-to-many end keeps its keys with its links).
+        var orderedToOnes: [String: Set<String>] = [:]
         for entity in entities {
-            try Self.checkRelationships(of: entity, entities: entities, index: index)
+            for relationship in entity.relationships where relationship.isOrdered {
+                guard entities[index[relationship.destination]!].relationship(named: relationship.inverse)?.isToMany == false else { continue }
+                orderedToOnes[relationship.destination, default: []].insert(relationship.inverse)
+            }
+        }
+        let entities = entities.map { entity in orderedToOnes[entity.name].map { entity.ordering($0) } ?? entity }
+        var oneToOne: [String: [OneToOneEnd]] = [:]
+        var manyToMany: [String: [ManyToManyEnd]] = [:]
+        for entity in entities {
+            for relationship in entity.relationships where relationship.isToMany {
+                let destination = entities[index[relationship.destination]!]
+                guard destination.relationship(named: relationship.inverse)!.isToMany else { continue }
+                manyToMany[entity.name, default: []].append(ManyToManyEnd(
+                    name: relationship.name, entity: entity.name, destination: destination.name, inverse: relationship.inverse,
+                    deleteRule: relationship.deleteRule,
+                    linkTable: StorageMapping.linkTable(entity: entity.name, relationship: relationship.name),
+                    inverseLinkTable: StorageMapping.linkTable(entity: destination.name, relationship: relationship.inverse),
+                    orderTable: relationship.isOrdered ? StorageMapping.linkOrderTable(entity: entity.name, relationship: relationship.name) : nil))
+            }
             for relationship in entity.layout.relationships where !relationship.isToMany {
                 let destination = entities[index[relationship.description.destination]!].layout
                 guard let inverse = destination.relationship(named: relationship.description.inverse),
@@ -85,6 +111,7 @@ public struct Schema: Sendable, Hashable {
             }
         }
         oneToOneEnds = oneToOne
+        manyToManyEnds = manyToMany
         self.entities = entities
         indexByName = index
         hasIndexes = entities.contains { !$0.layout.indexes.isEmpty }
@@ -111,6 +138,16 @@ public struct Schema: Sendable, Hashable {
         oneToOneEnds[entity] ?? []
     }
 
+    /// The many-to-many end `relationship` of `entity` is, or nil for any other relationship.
+    func manyToManyEnd(_ entity: String, _ relationship: String) -> ManyToManyEnd? {
+        manyToManyEnds[entity]?.first { $0.name == relationship }
+    }
+
+    /// The many-to-many ends of `entity`, in declaration order (none for most entities).
+    func manyToManyEnds(of entity: String) -> [ManyToManyEnd] {
+        manyToManyEnds[entity] ?? []
+    }
+
     private static func checkRelationships(
         of entity: EntityDescription, entities: [EntityDescription], index: [String: Int]
     ) throws(SchemaError) {
@@ -123,9 +160,19 @@ public struct Schema: Sendable, Hashable {
                   inverse.destination == entity.name, inverse.inverse == relationship.name else {
                 throw SchemaError.invalidInverse(entity: entity.name, relationship: relationship.name, inverse: relationship.inverse)
             }
-            let unsupported: String? = switch (relationship.isToMany, inverse.isToMany) {
-            case (true, true): "many-to-many"
-            default: relationship.isOrdered ? "an ordered to-many" : nil
+            var unsupported: String? = nil
+            if relationship.isOrdered && !relationship.isToMany {
+                unsupported = "an ordered to-one (only a to-many keeps an order: declare isOrdered on the to-many end)"
+            }
+            if relationship.isToMany && inverse.isToMany {
+                // An ordered end has a second table, one byte longer a name.
+                let table = relationship.isOrdered
+                    ? StorageMapping.linkOrderTable(entity: entity.name, relationship: relationship.name)
+                    : StorageMapping.linkTable(entity: entity.name, relationship: relationship.name)
+                if table.utf8.count > maxTableNameBytes {
+                    unsupported = "a many-to-many whose \(relationship.isOrdered ? "order" : "link") table name (\(table)) is longer than "
+                        + "\(maxTableNameBytes) bytes"
+                }
             }
             if let unsupported {
                 throw SchemaError.unsupportedRelationship(entity: entity.name, relationship: relationship.name, reason: unsupported)

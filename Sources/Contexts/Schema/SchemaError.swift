@@ -98,11 +98,12 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
     /// SchemaError.invalidInverse(entity: "Person", relationship: "department", inverse: "staff")
     /// ```
     case invalidInverse(entity: String, relationship: String, inverse: String)
-    /// A kind of relationship this version does not store: many-to-many or an
-    /// ordered to-many. `reason` says which.
+    /// A kind of relationship this version does not store: an ordered to-one, or a
+    /// many-to-many whose link (or, ordered, order) table's name would pass the engine's
+    /// 200-byte limit. `reason` says which.
     ///
     /// ```swift
-    /// SchemaError.unsupportedRelationship(entity: "Post", relationship: "tags", reason: "many-to-many")
+    /// SchemaError.unsupportedRelationship(entity: "Person", relationship: "department", reason: "an ordered to-one (…)")
     /// ```
     case unsupportedRelationship(entity: String, relationship: String, reason: String)
 
@@ -146,8 +147,7 @@ public enum SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
             return "relationship \(entity).\(relationship) names the inverse \"\(inverse)\", which is not a relationship of its "
                 + "destination pointing back at \(entity).\(relationship)"
         case let .unsupportedRelationship(entity, relationship, reason):
-            return "relationship \(entity).\(relationship) is \(reason), which this version does not store; "
-                + "relate entities one-to-many (a to-one with a to-many inverse)"
+            return "relationship \(entity).\(relationship) is \(reason), which this version does not store"
         }
     }
 }

@@ -67,6 +67,8 @@ package struct StoredSchema: Sendable, Equatable {
         var toMany: Bool
         var deleteRule: String
         var optional: Bool
+        /// Written only for an ordered to-many.
+        var ordered: Bool? = nil
     }
 
     private struct Attribute: Codable {
@@ -88,7 +90,7 @@ package struct StoredSchema: Sendable, Equatable {
             relationships: entity.relationships.isEmpty ? nil : entity.relationships.map { relationship in
                 Relationship(name: relationship.name, destination: relationship.destination, inverse: relationship.inverse,
                              toMany: relationship.isToMany, deleteRule: relationship.deleteRule.rawValue,
-                             optional: relationship.isOptional)
+                             optional: relationship.isOptional, ordered: relationship.isOrdered ? true : nil)
             })
         })
         let encoder = JSONEncoder()
@@ -133,7 +135,8 @@ package struct StoredSchema: Sendable, Equatable {
                 }
                 relationships.append(RelationshipDescription(
                     relationship.name, destination: relationship.destination, inverse: relationship.inverse,
-                    isToMany: relationship.toMany, deleteRule: rule, isOptional: relationship.optional))
+                    isToMany: relationship.toMany, deleteRule: rule, isOrdered: relationship.ordered ?? false,
+                    isOptional: relationship.optional))
             }
             entities.append(EntityDescription(entity.name, attributes: attributes, relationships: relationships, indexes: entity.indexes,
                                               uniquenessConstraints: entity.uniquenessConstraints,
@@ -175,7 +178,8 @@ package struct StoredSchema: Sendable, Equatable {
             // Only schemas with relationships add lines: the hashes of the others stay as they were.
             for relationship in entity.relationships.sorted(by: { $0.name < $1.name }) {
                 text += "  relationship \(relationship.name) \(relationship.isToMany ? "toMany" : "toOne") \(relationship.destination) "
-                    + "inverse \(relationship.inverse) \(relationship.deleteRule.rawValue) \(relationship.isOptional ? "optional" : "required")\n"
+                    + "inverse \(relationship.inverse) \(relationship.deleteRule.rawValue) \(relationship.isOptional ? "optional" : "required")"
+                    + (relationship.isOrdered ? " ordered\n" : "\n")
             }
         }
         return text

@@ -180,8 +180,44 @@ enum SchemaMigration {
             }
             plan.reports.append(MigrationProgress(entity: entity.name, phase: "deleted", records: count))
         }
+        try migrateLinks(from: stored.schema, to: schema, renamed: mappings.map { ($0.stored.name, $0.entity.name) },
+                         view: view, into: &batch)
         batch.put(StoredSchema.encode(schema), forKey: StoredSchema.key, in: StoredSchema.table, if: .version(version))
         return plan
+    }
+
+    /// Moves the link tables of a renamed entity's many-to-manys to its new name, and clears
+    /// those of many-to-manys the schema no longer has (so one declared again later starts empty).
+    /// An end that stays ordered keeps its keys (and its order table, moved with it); one made
+    /// unordered drops them; one made ordered keeps its links unplaced (in primary-key order,
+    /// before any placed later). `renamed`: the recorded and new name of every entity kept.
+    private static func migrateLinks(
+        from stored: Schema, to schema: Schema, renamed: [(stored: String, new: String)], view: any StorageReadView,
+        into batch: inout StorageBatch
+    ) throws {
+        let newName = Dictionary(renamed, uniquingKeysWith: { first, _ in first })
+        for entity in stored.entities {
+            for end in stored.manyToManyEnds(of: entity.name) {
+                let kept = newName[entity.name].flatMap { name in
+                    schema.manyToManyEnd(name, end.name).flatMap { $0.destination == newName[end.destination] ? $0 : nil }
+                }
+                let keepsKeys = end.isOrdered && kept?.isOrdered == true
+                if kept?.linkTable == end.linkTable && (keepsKeys || !end.isOrdered) { continue }
+                try view.forEach(in: end.linkTable, from: nil, to: nil, reverse: false) { key, value, _ in
+                    if let kept {
+                        batch.putUnversioned(keepsKeys ? Array(value) : [], forKey: Array(key), in: kept.linkTable)
+                    }
+                    if kept?.linkTable != end.linkTable { batch.deleteUnversioned(Array(key), in: end.linkTable) }
+                    return true
+                }
+                guard let orderTable = end.orderTable, kept?.orderTable != orderTable else { continue }
+                try view.forEach(in: orderTable, from: nil, to: nil, reverse: false) { key, _, _ in
+                    if keepsKeys, let moved = kept?.orderTable { batch.putUnversioned([], forKey: Array(key), in: moved) }
+                    batch.deleteUnversioned(Array(key), in: orderTable)
+                    return true
+                }
+            }
+        }
     }
 
     /// Matches `schema`'s entities and attributes with `stored`'s and lists the differences;

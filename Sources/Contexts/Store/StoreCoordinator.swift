@@ -16,6 +16,8 @@ final class StoreCoordinator: Sendable {
     let rootContexts = ConditionLock<[WeakContext]>([])
     /// The open pinned query generations: version and when each was pinned, by generation.
     let pinnedGenerations = ConditionLock<[ObjectIdentifier: PinnedGenerationInfo]>([:])
+    /// Whether a root context merges saves made elsewhere yet (ObjectStore+SavesFromElsewhere.swift).
+    let savesFromElsewhere = ConditionLock<SavesFromElsewhereDemand>(SavesFromElsewhereDemand())
     /// This open of the store, as history records name their writer (so its own remote-change
     /// watcher skips them).
     let origin = UUID().uuidString

@@ -7,7 +7,8 @@ extension ObjectStore {
     /// record of its destination entity (none may point at a deleted object), and a one-to-one's
     /// destination must name the object back. The to-many ends
     /// are derived from the to-ones, so no member can have an inverse pointing elsewhere; their
-    /// index entries are `indexProblems()`'s to check. Empty when consistent.
+    /// index entries are `indexProblems()`'s to check. Many-to-many links must be symmetric and
+    /// name stored objects (`linkProblems`). Empty when consistent.
     ///
     /// ```swift
     /// #expect(try objects.relationshipProblems() == [])
@@ -58,6 +59,6 @@ extension ObjectStore {
             }
             return nil
         }
-        return dangling + asymmetric
+        return try dangling + asymmetric + linkProblems(in: view, keys: keysByEntity)
     }
 }

@@ -24,54 +24,18 @@ struct OneToOneRandomEditTests {
     }
 
     static func run(seed: UInt64) throws {
-        var random = SeededRandom(seed: seed)
         try withOrgStore(schema: OneToOneTests.schema()) { store in
             let seeded = try OneToOneTests.seed(store)
-            var known = [seeded.ann, seeded.bob, seeded.carl, seeded.d1, seeded.d2]
-            let contexts = (0..<4).map { store.context("editor\($0)") }
-            var saves = 0, resolved = 0
-            for step in 0..<300 {
-                let context = contexts[Int(random.next(upTo: 4))]
-                guard random.next(upTo: 4) == 0 else {
-                    known += context.performAndWait { Self.edit(in: context, known: known, random: &random) }
-                    continue
-                }
-                let outcome = context.performAndWait { () -> String in
-                    context.mergePolicy = policiesByName[policyNames[Int(random.next(upTo: 5))]]!
-                    do {
-                        try context.save()
-                        return "ok"
-                    } catch {
-                        context.rollback()
-                        return "\(error)"
-                    }
-                }
-                saves += 1
-                resolved += context.performAndWait { outcome == "ok" ? context.lastSaveConflicts.count : 0 }
-                let permanentOf = context.performAndWait { () -> [ObjectID: ObjectID] in
-                    guard outcome == "ok", let note = context.lastDidSaveNotification else { return [:] }
-                    return Dictionary(note.temporaryIDs.map { ($0.value, $0.key) }, uniquingKeysWith: { first, _ in first })
-                }
-                known = known.map { permanentOf[$0] ?? $0 }
-                let problems = try store.problems()
-                #expect(problems == [], "seed \(seed), step \(step), \(context.name) save (\(outcome)): \(problems)")
-                if !problems.isEmpty { return }
-                if random.next(upTo: 3) == 0 { context.performAndWait { context.reset() } }
+            try RandomSaveStep.run(store, seed: seed, known: [seeded.ann, seeded.bob, seeded.carl, seeded.d1, seeded.d2], steps: 300,
+                                   label: "OneToOneRandomEditTests") { context, known, random in
+                Self.edit(in: context, known: known, random: &random)
             }
-            print("OneToOneRandomEditTests seed \(seed): \(saves) saves, \(resolved) conflicts resolved by a policy")
-            #expect(saves > 0 && resolved > 0, "seed \(seed)")
         }
     }
 
     /// One random edit; returns the IDs of objects it inserted.
     static func edit(in context: ObjectContext, known: [ObjectID], random: inout SeededRandom) -> [ObjectID] {
-        func pick(_ entity: String) -> StoredObject? {
-            let candidates = known.filter { $0.entityName == entity }
-            guard !candidates.isEmpty else { return nil }
-            guard let object = try? context.existingObject(with: candidates[Int(random.next(upTo: UInt64(candidates.count)))]),
-                  !object.isDeleted else { return nil }
-            return object
-        }
+        func pick(_ entity: String) -> StoredObject? { RandomSaveStep.pick(entity, from: known, in: context, random: &random) }
         switch random.next(upTo: 6) {
         case 0, 1:  // a person takes a desk, or leaves hers
             pick("Person")?.setDestination(random.next(upTo: 4) == 0 ? nil : pick("Desk"), of: "desk")

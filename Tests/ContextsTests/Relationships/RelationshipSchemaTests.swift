@@ -52,22 +52,28 @@ struct RelationshipSchemaTests {
         }
     }
 
-    @Test("many-to-many and ordered to-many are refused with unsupportedRelationship")
-    func unsupportedKinds() {
-        let tags = EntityDescription("Tag", attributes: [], relationships: [
-            RelationshipDescription("posts", destination: "Post", inverse: "tags", isToMany: true),
+    @Test("an ordered to-one is refused with unsupportedRelationship, naming the end to declare; an ordered one-to-many is recorded and reopened")
+    func orderedKinds() throws {
+        let people = EntityDescription("Person", attributes: [], relationships: [
+            RelationshipDescription("department", destination: "Department", inverse: "employees", isOrdered: true),
         ])
-        let posts = EntityDescription("Post", attributes: [], relationships: [
-            RelationshipDescription("tags", destination: "Tag", inverse: "posts", isToMany: true),
+        let departments = EntityDescription("Department", attributes: [], relationships: [
+            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true),
         ])
-        #expect(throws: SchemaError.unsupportedRelationship(entity: "Tag", relationship: "posts", reason: "many-to-many")) {
-            try Schema([tags, posts])
+        #expect(throws: SchemaError.unsupportedRelationship(
+            entity: "Person", relationship: "department",
+            reason: "an ordered to-one (only a to-many keeps an order: declare isOrdered on the to-many end)")) {
+            try Schema([people, departments])
         }
-        let ordered = EntityDescription("Department", attributes: [], relationships: [
-            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true, isOrdered: true),
-        ])
-        #expect(throws: SchemaError.unsupportedRelationship(entity: "Department", relationship: "employees", reason: "an ordered to-many")) {
-            try Schema([ordered, Self.person(RelationshipDescription("department", destination: "Department", inverse: "employees"))])
+        try withOrgStore(schema: OrderedToManyTests.schema()) { store in
+            let seed = try OrderedToManyTests.seed(store)
+            store.objects.close()
+            let reopened = try ObjectStore(directory: store.directory.path, schema: OrderedToManyTests.schema())
+            defer { reopened.close() }
+            let context = reopened.newBackgroundContext()
+            #expect(try context.performAndWait { try context.existingObject(with: seed.list).members(of: "songs").map(\.name) }
+                == ["s1", "s2", "s3", "s4"])
+            #expect(try reopened.indexProblems() == [])
         }
     }
 
