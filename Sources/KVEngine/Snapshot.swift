@@ -180,18 +180,31 @@ public final class Snapshot: @unchecked Sendable {
             for position in 0..<count {
                 let (table, key) = key(position)
                 try Store.validate(key: key, maxKeySize: core.maxKeySize)
-                switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
-                                              floor: floor, version: version, handles: &handles) {
-                case .absent:
-                    try body(position, nil, 0)
-                case .overlay(let entry):
-                    guard let value = entry.value else {
-                        try body(position, nil, 0)
-                        continue
-                    }
-                    try value.withUnsafeBytes { try body(position, $0, entry.recordVersion) }
-                case let .stored(version, value, isTombstone):
-                    try body(position, isTombstone ? nil : value, isTombstone ? 0 : version)
+                try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
+                                       floor: floor, version: version, handles: &handles)
+                    .deliver(at: position, body)
+            }
+        }
+    }
+
+    /// `visitValues` for keys that are eight-byte big-endian integers of one table (an object
+    /// store's records by primary key): the same values, versions and errors, but each key is
+    /// made on the stack, the table's handle found once, and a key array made only for an
+    /// overlay that may hold the key. (Per record, the key array's retain and release and the
+    /// handle's lookup by name were about 150 instructions of a 20-record page's 3,500.)
+    package func visitValues(
+        in table: String, bigEndianKeys keys: [UInt64], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
+    ) throws {
+        guard !keys.isEmpty else { return }
+        try withTransaction("read") { (state) throws in
+            guard let transaction = state.transaction(for: id) else { throw endedError(state) }
+            let handle = state.handles.handle(of: table)
+            for position in keys.indices {
+                var key = keys[position].bigEndian
+                try withUnsafeBytes(of: &key) { (key) throws in
+                    try StoredState.lookup(rawKey: key, in: table, handle: handle, transaction: transaction,
+                                           overlay: core.overlay, floor: floor, version: version)
+                        .deliver(at: position, body)
                 }
             }
         }
@@ -497,14 +510,49 @@ enum StoredState {
         return try lookupStored(key, in: table, transaction: transaction, handles: &handles)
     }
 
+    /// `lookup` of a key given as bytes, in the table whose handle is `handle` (nil: no such
+    /// table): the overlay's key array is made only when its filter may hold the key.
+    static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, handle: MDB_dbi?, transaction: LMDBTransaction,
+                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
+        if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
+            guard state.entries.mayHold(key) else { return nil }
+            return state.entry(TableKey(table: table, key: Array(key)), floor: floor, version: version)
+        }) {
+            return .overlay(entry)
+        }
+        guard let handle else { return .absent }
+        return try stored(key, in: table, handle: handle, transaction: transaction)
+    }
+
     /// LMDB's half of `lookup`: what the snapshot's read transaction holds for `key`.
     static func lookupStored(_ key: [UInt8], in table: String, transaction: LMDBTransaction,
                              handles: inout TableHandles) throws(KVError) -> StoredState {
         guard let handle = handles.handle(of: table) else { return .absent }
         return try key.withBytes { (keyBytes) throws(KVError) -> StoredState in
-            guard let bytes = try transaction.stored(keyBytes, in: handle) else { return .absent }
-            let record = try RecordCodec.decode(key: keyBytes, stored: bytes, table: table)
-            return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
+            try stored(keyBytes, in: table, handle: handle, transaction: transaction)
+        }
+    }
+
+    /// LMDB's record of `key` in the table of `handle`, checksum checked.
+    private static func stored(_ key: UnsafeRawBufferPointer, in table: String, handle: MDB_dbi,
+                               transaction: LMDBTransaction) throws(KVError) -> StoredState {
+        guard let bytes = try transaction.stored(key, in: handle) else { return .absent }
+        let record = try RecordCodec.decode(key: key, stored: bytes, table: table)
+        return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
+    }
+
+    /// Calls a `visitValues` body with this state at `position`: nil and version 0 for an absent
+    /// key or a deleted record. The buffer is valid only inside `body`.
+    @inline(__always)
+    func deliver(at position: Int, _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void) rethrows {
+        switch self {
+        case .absent:
+            try body(position, nil, 0)
+        case .overlay(let entry):
+            guard let value = entry.value else { return try body(position, nil, 0) }
+            try value.withUnsafeBytes { try body(position, $0, entry.recordVersion) }
+        case let .stored(version, value, isTombstone):
+            try body(position, isTombstone ? nil : value, isTombstone ? 0 : version)
         }
     }
 }

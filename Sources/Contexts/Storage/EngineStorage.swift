@@ -137,15 +137,9 @@ extension Snapshot: StorageReadView {
     package func visitRecords(
         in table: String, primaryKeys: [UInt64], _ body: (Int, UnsafeRawBufferPointer?, UInt64) throws -> Void
     ) throws {
-        // One key buffer, rewritten for each record: the snapshot has let go of the previous
-        // key when it asks for the next, so the rewrite allocates nothing (a key array made
-        // and freed per record cost about 600 instructions).
-        var key = StorageMapping.key(for: 0)
+        // A record's key is its primary key's eight bytes, big-endian (StorageMapping.key(for:)).
         do {
-            try visitValues(count: primaryKeys.count, key: { position in
-                key.withUnsafeMutableBytes { $0.storeBytes(of: primaryKeys[position].bigEndian, as: UInt64.self) }
-                return (table, key)
-            }, body)
+            try visitValues(in: table, bigEndianKeys: primaryKeys, body)
         } catch let error as KVError {
             throw StorageError(error, operation: "read")
         }
