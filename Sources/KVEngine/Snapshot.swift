@@ -199,11 +199,13 @@ public final class Snapshot: @unchecked Sendable {
         try withTransaction("read") { (state) throws in
             guard let transaction = state.transaction(for: id) else { throw endedError(state) }
             let handle = state.handles.handle(of: table)
+            // Held here for the loop: read from `core` per key, it was retained and released per key.
+            let overlay = core.overlay
             for position in keys.indices {
                 var key = keys[position].bigEndian
                 try withUnsafeBytes(of: &key) { (key) throws in
                     try StoredState.lookup(rawKey: key, in: table, handle: handle, transaction: transaction,
-                                           overlay: core.overlay, floor: floor, version: version)
+                                           overlay: overlay, floor: floor, version: version)
                         .deliver(at: position, body)
                 }
             }
