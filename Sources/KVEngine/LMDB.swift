@@ -217,12 +217,14 @@ package struct LMDBTransaction: @unchecked Sendable {
     /// Starts a reset read transaction again, in the slot it kept.
     func renew() throws(KVError) { try check(mdb_txn_renew(handle), "mdb_txn_renew") }
 
-    /// Opens a named table; nil when it does not exist and `create` is false.
+    /// Opens a named table; nil when it does not exist and `create` is false. Its keys are
+    /// compared by `LMDBKeyOrder` (LMDB's own order, computed faster).
     package func openTable(_ name: String, create: Bool) throws(KVError) -> MDB_dbi? {
         var dbi: MDB_dbi = 0
         let code = mdb_dbi_open(handle, name, create ? UInt32(MDB_CREATE) : 0, &dbi)
         if code == MDB_NOTFOUND { return nil }
         try check(code, "mdb_dbi_open(\(name))")
+        try check(mdb_set_compare(handle, dbi, cairn_compare_keys), "mdb_set_compare(\(name))")
         return dbi
     }
 
@@ -302,6 +304,12 @@ package struct LMDBTransaction: @unchecked Sendable {
         try check(mdb_cursor_open(handle, dbi, &cursor), "mdb_cursor_open")
         return LMDBCursor(handle: cursor!)
     }
+
+    /// Binds `cursor`, opened in some read transaction of this environment, to this read
+    /// transaction (LMDB lets read-only cursors be reused so, without a new allocation).
+    func renew(_ cursor: LMDBCursor) throws(KVError) {
+        try check(mdb_cursor_renew(handle, cursor.handle), "mdb_cursor_renew")
+    }
 }
 
 /// A cursor over one table, valid inside its transaction; closed by its user.
@@ -359,6 +367,25 @@ struct LMDBCursor {
     }
 
     func close() { mdb_cursor_close(handle) }
+}
+
+/// The key order of every table (`cairn_compare_keys` in shim.h): LMDB's default order
+/// (bytewise, a shorter key first when it is a prefix of the other), compared a word at a time.
+///
+/// Relies on: the order is exactly LMDB's default, so files written with either read with the
+/// other, and tools that open the data file without it (`mdb_stat`, another version) agree.
+/// Pinned by `KeyOrderTests.theTablesKeyOrderIsLMDBsDefault`.
+package enum LMDBKeyOrder {
+    /// The comparison on two byte arrays: negative, zero or positive (for tests).
+    package static func compare(bytes left: [UInt8], _ right: [UInt8]) -> Int32 {
+        left.withUnsafeBytes { leftBytes in
+            right.withUnsafeBytes { rightBytes in
+                var a = MDB_val(mv_size: leftBytes.count, mv_data: UnsafeMutableRawPointer(mutating: leftBytes.baseAddress))
+                var b = MDB_val(mv_size: rightBytes.count, mv_data: UnsafeMutableRawPointer(mutating: rightBytes.baseAddress))
+                return cairn_compare_keys(&a, &b)
+            }
+        }
+    }
 }
 
 package let lmdbMapFull = MDB_MAP_FULL

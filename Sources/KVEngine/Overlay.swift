@@ -52,6 +52,8 @@ struct LiveSnapshot {
     /// What the engine ends when it expires the snapshot or closes the store: held strongly,
     /// the snapshot itself not at all (see `SnapshotTransaction`).
     let transaction: SnapshotTransaction
+    /// The snapshot reads through the engine's reserved reader (a commit's view).
+    let recycles: Bool
 }
 
 /// The overlay's versions of one key: the newest inline (most keys have just one, so
@@ -145,6 +147,8 @@ package struct OverlayState {
     var reservedReader: LMDBTransaction?
     /// Reset read transactions of closed snapshots, renewed by the next ones.
     var idleReaders = IdleReaders()
+    /// The holders of closed snapshots' transactions, for the next ones.
+    var snapshotHolders = SnapshotHolders()
     var nextSnapshotID = 0
     /// Set when applied entries were kept for a live snapshot; a full sweep drops them later.
     var keptForSnapshots = false

@@ -220,6 +220,9 @@ public final class Store: Sendable {
     /// How many reset read transactions the store keeps for its next snapshots (`IdleReaders`).
     package var idleReaderCount: Int { core.overlay.withLock { $0.idleReaders.count } }
 
+    /// How many holders of closed snapshots the store keeps for its next ones (`SnapshotHolders`).
+    package var snapshotHolderCount: Int { core.overlay.withLock { $0.snapshotHolders.count } }
+
     /// Waits until every commit acknowledged so far is applied to LMDB.
     public func flush() throws(KVError) {
         try core.flush()

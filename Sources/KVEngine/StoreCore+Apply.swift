@@ -86,7 +86,7 @@ extension StoreCore {
         let expired = overlay.withLock { state -> [(id: Int, snapshot: SnapshotTransaction, reason: String)] in
             state.liveSnapshots.compactMap { id, live in
                 let snapshot = live.transaction
-                guard !snapshot.recycles else { return nil }
+                guard !live.recycles else { return nil }
                 let lag = state.latestVersion - live.version
                 if let limit = options.maxSnapshotLag, lag > limit {
                     return (id, snapshot, "\(lag) commits behind the latest, more than maxSnapshotLag \(limit)")
@@ -100,7 +100,7 @@ extension StoreCore {
         }
         // End each transaction before the overlay forgets the snapshot: a read in progress
         // finishes first, and no later read can use overlay entries the sweep drops.
-        for candidate in expired where candidate.snapshot.expire(reason: candidate.reason) {
+        for candidate in expired where candidate.snapshot.expire(snapshotID: candidate.id, reason: candidate.reason) {
             overlay.withLock { $0.expiredSnapshots += 1 }
             snapshotDidClose(id: candidate.id)
         }

@@ -101,14 +101,15 @@ extension StoreCore {
     private func rejoin(_ position: inout LogFollower, generation: UInt64) throws(KVError) {
         let start = published?.startVersion ?? 0
         let lmdbApplied = try readAppliedVersion()
-        let lost = overlay.withLock { state -> [SnapshotTransaction] in
+        let lost = overlay.withLock { state -> [(id: Int, holder: SnapshotTransaction)] in
             guard state.latestVersion > start else { return [] }
             state.discardEntries()
             state.latestVersion = lmdbApplied
-            return state.liveSnapshots.values.map(\.transaction)
+            return state.liveSnapshots.map { (id: $0.key, holder: $0.value.transaction) }
         }
         for snapshot in lost {
-            _ = snapshot.expire(reason: "the writer reopened without commits this snapshot showed (a power loss or a recovery cut)")
+            _ = snapshot.holder.expire(
+                snapshotID: snapshot.id, reason: "the writer reopened without commits this snapshot showed (a power loss or a recovery cut)")
         }
         position.restart(after: lmdbApplied, generation: generation)
         overlay.withLock { $0.latestVersion = max($0.latestVersion, lmdbApplied) }

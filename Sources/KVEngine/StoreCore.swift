@@ -443,11 +443,12 @@ package final class StoreCore: @unchecked Sendable {
                 }
                 let id = state.nextSnapshotID
                 state.nextSnapshotID += 1
-                let held = SnapshotTransaction(transaction, tables: state.tableHandles, recycles: recycles)
+                let held = state.snapshotHolders.take()
+                held.install(transaction, snapshotID: id, tables: state.tableHandles)
                 let snapshot = Snapshot(core: self, id: id, floor: state.watermark, version: state.latestVersion,
-                                        transaction: held)
+                                        transaction: held, recycles: recycles)
                 state.liveSnapshots[id] = LiveSnapshot(floor: state.watermark, version: state.latestVersion,
-                                                       openedAt: monotonicSeconds(), transaction: held)
+                                                       openedAt: monotonicSeconds(), transaction: held, recycles: recycles)
                 return snapshot
             }
             withExtendedLifetime(dropped) {}
@@ -489,8 +490,9 @@ package final class StoreCore: @unchecked Sendable {
     }
 
     /// `reader`: the snapshot's transaction, reset: the reserved reader (`reserved`), kept for
-    /// the next commit group, or one kept for later snapshots (`IdleReaders`).
-    func snapshotDidClose(id: Int, reader: LMDBTransaction? = nil, reserved: Bool = false) {
+    /// the next commit group, or one kept for later snapshots (`IdleReaders`). `holder`: the
+    /// snapshot's, serving none now, kept for later snapshots (`SnapshotHolders`).
+    func snapshotDidClose(id: Int, reader: LMDBTransaction? = nil, reserved: Bool = false, holder: SnapshotTransaction? = nil) {
         // Wake waiters only when one can be waiting for this: the applier waits for open
         // snapshots to end before it grows the map, and a sweep may free overlay space.
         // Waking the applier after every commit's view snapshot cost a context switch each.
@@ -504,6 +506,7 @@ package final class StoreCore: @unchecked Sendable {
                     state.idleReaders.keep(reader)
                 }
             }
+            if let holder, !state.closing { state.snapshotHolders.keep(holder) }
             guard let closed = state.liveSnapshots.removeValue(forKey: id) else { return false }
             var freed = false
             if state.keptForSnapshots && closed.floor < closed.version {
@@ -573,10 +576,11 @@ package final class StoreCore: @unchecked Sendable {
             state.reservedReader?.abort()
             state.reservedReader = nil
             state.idleReaders.abortAll()
+            state.snapshotHolders.dropAll()
             defer { state.liveSnapshots.removeAll() }
-            return state.liveSnapshots.values.map(\.transaction)
+            return state.liveSnapshots.map { (id: $0.key, holder: $0.value.transaction) }
         }
-        for snapshot in snapshots { snapshot.invalidate() }
+        for snapshot in snapshots { snapshot.holder.invalidate(snapshotID: snapshot.id) }
         overlay.broadcast()
         var failure: KVError? = nil
         // A reader has nothing to flush or retire: it closes as a crash would.

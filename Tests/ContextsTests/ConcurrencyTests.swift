@@ -54,6 +54,27 @@ struct ConcurrencyTests {
         }
     }
 
+    @Test("the queues a block lends end with it: after an inner performAndWait returns, its context is no longer usable from the outer block, nor any from outside")
+    func aBlocksLentQueuesEndWithIt() throws {
+        try withTestStore { store in
+            let outer = store.context("outer")
+            let inner = store.context("inner")
+            let seen = outer.performAndWait { () -> (Bool, Bool, Bool) in
+                let lent = inner.performAndWait { (outer.isOnQueue, inner.isOnQueue) }
+                return (lent.0, lent.1, inner.isOnQueue)
+            }
+            #expect(seen == (true, true, false))
+            #expect(!outer.isOnQueue && !inner.isOnQueue)
+            // Lent twice over on one thread, then back to one, then none.
+            let third = store.context("third")
+            let nested = outer.performAndWait { () -> (Bool, Bool) in
+                let deep = inner.performAndWait { third.performAndWait { outer.isOnQueue && inner.isOnQueue && third.isOnQueue } }
+                return (deep, inner.isOnQueue || third.isOnQueue)
+            }
+            #expect(nested == (true, false))
+        }
+    }
+
     @Test("async perform returns and throws")
     func asyncPerform() async throws {
         struct Oops: Error {}

@@ -155,6 +155,58 @@ import Testing
         objects.close()
     }
 
+    /// A walk in sort order skips the sort only when its entries' bytes prove the order
+    /// (`EntryOrder`); each page here comes out in another order than the scan's if the proof
+    /// ignores values cut at the index's cap, the direction of a walk meeting ties, a second
+    /// sort descriptor, or the later values of a compound key.
+    @Test func aSortedWalkSkipsTheSortOnlyWhenItsBytesProveTheOrder() throws {
+        let store = try IndexedStore()
+        defer { store.close() }
+        let long = String(repeating: "x", count: 300)  // past the one-string index's cap of 251
+        // Keys ascend in this order. (No age is 2: an int ending in bytes 00 02 reads as cut.)
+        let items: [(name: String, age: Int64, city: String)] = [
+            (long + "b", 1, "Oslo"), (long + "a", 4, "Oslo"),    // equal once cut, keys in the wrong order
+            ("tie", 1, "Rome"), ("tie", 5, "Rome"), ("tie", 3, "Rome"),
+            ("a", 9, "Oslo"), ("z", 0, "Lima"), ("m", 7, "Rome"),
+        ]
+        let loader = store.objects.newBackgroundContext()
+        try loader.performAndWait {
+            for item in items {
+                let object = loader.insert(entity: "Item")
+                object["name"] = .string(item.name)
+                object["age"] = .int(item.age)
+                object["city"] = .string(item.city)
+            }
+            try loader.save()
+        }
+        let onlyLong: FetchPredicate = .compare("name", .greaterThan, .string("x"))
+        let onlyTies: FetchPredicate = .and([.compare("name", .greaterThanOrEqual, .string("tie")),
+                                             .compare("name", .lessThanOrEqual, .string("tie"))])
+        let cases: [(FetchPredicate?, [FetchRequest.SortDescriptor], String)] = [
+            (onlyLong, [.ascending("name")], "cut values"),
+            (onlyTies, [.descending("name")], "ties walked descending"),
+            (onlyTies, [.ascending("name"), .descending("age")], "ties under a second descriptor"),
+            (nil, [.ascending("city")], "ties in a compound key's first value"),
+            (nil, [.ascending("name")], "every name"),
+            (nil, [.descending("age")], "every age, descending"),
+        ]
+        let context = store.objects.newBackgroundContext()
+        try context.performAndWait {
+            for (predicate, sort, what) in cases {
+                let request = FetchRequest(entityName: "Item", predicate: predicate, sortDescriptors: sort, fetchLimit: 50)
+                #expect(try context.explain(request).readsInSortOrder, "\(what)")
+                let viaIndex = try context.fetch(request).map(\.objectID)
+                context.reset()
+                var scan = request
+                scan.usesIndexes = false
+                let scanned = try context.fetch(scan).map(\.objectID)
+                context.reset()
+                #expect(viaIndex == scanned, "\(what)")
+                #expect(scanned.count >= 2)
+            }
+        }
+    }
+
     @Test func explainSaysWhichIndexAndRangeOrWhyAScan() throws {
         let store = try IndexedStore()
         defer { store.close() }

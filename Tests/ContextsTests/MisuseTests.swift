@@ -40,6 +40,28 @@ struct MisuseTests {
         #expect(stderr.contains("ObjectContext 'Loner' used off its queue"))
     }
 
+    @Test("using a fetched object after reset(): the context freed the objects nothing else held, not this one")
+    func fetchedObjectAfterReset() async throws {
+        let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")
+        defer { scratch.remove() }
+        let result = await #expect(processExitsWith: .failure, observing: [\.standardErrorContent]) {
+            [parent = scratch.path as String] in
+            try withTestStore(in: parent) { store in
+                _ = try store.seed("Person", ["name": .string("Ann"), "age": .int(30)])
+                _ = try store.seed("Person", ["name": .string("Bo"), "age": .int(31)])
+                let context = store.context("Resetter")
+                try context.performAndWait {
+                    // A fetch into an empty context; the second object is dropped by the caller.
+                    let kept = try context.fetch(FetchRequest(entityName: "Person", sortDescriptors: [.ascending("name")]))[0]
+                    context.reset()
+                    kept["name"] = .string("Cy")
+                }
+            }
+        }
+        let stderr = String(decoding: result?.standardErrorContent ?? [], as: UTF8.self)
+        #expect(stderr.contains("used after its context 'Resetter' was reset()"))
+    }
+
     @Test("using an object after reset()")
     func objectAfterReset() async throws {
         let scratch = try TemporaryDirectory(prefix: "cairn-contexts-exit")

@@ -29,6 +29,29 @@ import KVEngine
         withUnsafeBytes(of: value.bigEndian) { Array($0) }
     }
 
+    /// The comparison every table's B-tree uses (`LMDBKeyOrder`) is LMDB's default order:
+    /// bytewise, a prefix first, on keys of every length around the word size, with equal
+    /// words, prefixes and 8-byte primary keys.
+    @Test func theTablesKeyOrderIsLMDBsDefault() {
+        var generator = SeededRandom(seed: 57)
+        func sign(_ value: Int32) -> Int { value < 0 ? -1 : (value > 0 ? 1 : 0) }
+        func reference(_ left: [UInt8], _ right: [UInt8]) -> Int {
+            left == right ? 0 : (left.lexicographicallyPrecedes(right) ? -1 : 1)
+        }
+        var keys: [[UInt8]] = [[], [0], [0, 0], [0xFF], Self.bigEndian(1), Self.bigEndian(256), Self.bigEndian(.max)]
+        for _ in 0..<400 {
+            let length = Int.random(in: 0...25, using: &generator)
+            // Few distinct bytes: many keys share words or are prefixes of others.
+            keys.append((0..<length).map { _ in [0x00, 0x01, 0x7F, 0x80, 0xFF][Int.random(in: 0..<5, using: &generator)] })
+        }
+        for _ in 0..<100 { keys.append(Self.bigEndian(UInt64.random(in: 0...UInt64.max, using: &generator))) }
+        var mismatches = 0
+        for left in keys {
+            for right in keys where sign(LMDBKeyOrder.compare(bytes: left, right)) != reference(left, right) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+    }
+
     @Test(arguments: [2, 100, 255, 256, 1_000, 70_000])
     func objectKeysInAnyOrder(count: Int) {
         // The object store's keys: 8-byte big-endian primary keys. 70,000 needs a third byte.

@@ -93,7 +93,7 @@ import Testing
             expectCountsMatch(store, "after the final apply")
         }
     }
-    /// `Snapshot.estimatedCount(in:)` sizes a fetch's arrays: it must never be below what a
+    /// `Snapshot.estimatedRecordCount(in:)` sizes a fetch's arrays: it must never be below what a
     /// scan visits (or a fetch would regrow), and is exact when LMDB and the overlay hold
     /// different keys.
     @Test func theEstimateIsNeverBelowWhatAScanVisits() throws {
@@ -102,7 +102,7 @@ import Testing
                 let snapshot = try store.snapshot()
                 defer { snapshot.close() }
                 let visited = try snapshot.scan(in: table).count
-                let estimate = try snapshot.estimatedCount(in: table)
+                let estimate = try snapshot.estimatedRecordCount(in: table)
                 #expect(estimate >= visited, comment)
                 if exact { #expect(estimate == visited, comment) }
             }

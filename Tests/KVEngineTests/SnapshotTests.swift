@@ -74,6 +74,47 @@ import Glibc
         }
     }
 
+    /// Reads by eight-byte big-endian keys answer each key as a single read does: records in
+    /// LMDB and in the overlay, deleted in either, never written, and a table with no records.
+    @Test func readsByBigEndianKeysAnswerAsSingleReads() throws {
+        try withStore(lazyOptions()) { store, _ in
+            func key(_ number: UInt64) -> [UInt8] { withUnsafeBytes(of: number.bigEndian) { Array($0) } }
+            var stored = WriteBatch()
+            for number in UInt64(1)...6 { stored.put(bytes("v\(number)"), forKey: key(number), in: "records") }
+            try store.commit(stored)
+            try store.flush()
+            var gone = WriteBatch()
+            gone.delete(key(4), in: "records")
+            try store.commit(gone)
+            try store.flush()
+            var pending = WriteBatch()  // kept in the overlay by lazyOptions
+            pending.put(bytes("new"), forKey: key(2), in: "records")
+            pending.delete(key(3), in: "records")
+            pending.put(bytes("v9"), forKey: key(9), in: "records")
+            try store.commit(pending)
+            var deleted = WriteBatch()
+            deleted.delete(key(5), in: "records")
+            try store.commit(deleted)
+            let snapshot = try store.snapshot()
+            defer { snapshot.close() }
+            let numbers: [UInt64] = [2, 3, 9, 1, 5, 4, 7, 6, 0, .max]
+            for table in ["records", "absent-table"] {
+                var batched: [(Int, [UInt8]?, UInt64)] = []
+                try snapshot.visitValues(in: table, bigEndianKeys: numbers) { position, value, version in
+                    batched.append((position, value.map { Array($0) }, version))
+                }
+                #expect(batched.map(\.0) == Array(numbers.indices))
+                for (position, value, version) in batched {
+                    let single = try snapshot.withValue(forKey: key(numbers[position]), in: table) { ($0.map { Array($0) }, $1) }
+                    #expect(value == single.0 && version == single.1, "\(table) key \(numbers[position])")
+                }
+            }
+            var values: [[UInt8]?] = []
+            try snapshot.visitValues(in: "records", bigEndianKeys: numbers) { _, value, _ in values.append(value.map { Array($0) }) }
+            #expect(values == [bytes("new"), nil, bytes("v9"), bytes("v1"), nil, nil, nil, bytes("v6"), nil, nil])
+        }
+    }
+
     /// A closed snapshot's transaction is reset and renewed by the next snapshot (IdleReaders):
     /// the renewed one reads the latest commit, tables LMDB opened since included, never what
     /// the old snapshot saw; and the store keeps no more than its capacity of them.
@@ -99,6 +140,40 @@ import Glibc
             let many = try (0..<10).map { _ in try store.snapshot() }
             for snapshot in many { snapshot.close() }
             #expect(store.idleReaderCount == 4)
+        }
+    }
+
+    /// A closed snapshot's holder (its lock, cursors and table handles: SnapshotTransaction)
+    /// serves the next snapshot, whose reads see the latest commit through the kept cursor;
+    /// the closed snapshot's reads fail with `snapshotClosed`, even from inside a read of the
+    /// new one on the same thread, and its close does not end the new one's transaction.
+    @Test func aClosedSnapshotsHolderServesTheNextWithoutLettingTheOldOneRead() throws {
+        try withStore(busyOptions()) { store, _ in
+            try store.put("k", "old")
+            try store.flush()
+            let first = try store.snapshot()
+            #expect(try first.scan().map { text($0.value) } == ["old"])
+            first.close()
+            #expect(store.snapshotHolderCount == 1)
+            try store.put("k", "new")
+            try store.flush()
+            let second = try store.snapshot()
+            #expect(store.snapshotHolderCount == 0, "the next snapshot takes the kept holder")
+            #expect(try second.scan().map { text($0.value) } == ["new"])
+            #expect(throws: KVError.snapshotClosed) { _ = try first.get("k") }
+            #expect(throws: KVError.snapshotClosed) { _ = try first.scan() }
+            var insideRead: Result<Record?, KVError>? = nil
+            try second.forEach { _, _, _ in
+                insideRead = Result { () throws(KVError) in try first.get("k") }
+                return true
+            }
+            #expect(throws: KVError.snapshotClosed) { _ = try insideRead?.get() }
+            first.close()
+            #expect(text(try second.get("k")?.value) == "new", "the old snapshot's close leaves the new one open")
+            second.close()
+            let many = try (0..<20).map { _ in try store.snapshot() }
+            for snapshot in many { snapshot.close() }
+            #expect(store.snapshotHolderCount == 8)
         }
     }
 

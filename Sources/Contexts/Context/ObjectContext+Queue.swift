@@ -62,8 +62,27 @@ extension ObjectContext {
     /// ```
     public func performAndWait<T>(_ body: () throws -> T) rethrows -> T {
         if isOnQueue { return try body() }
+        return try waitingOnQueue(body, rescue: { throw $0 })
+    }
+
+    /// `performAndWait` from off the queue. The block goes through the queue's non-generic
+    /// `sync`, its outcome kept here: the overlay's generic, rethrowing `sync` ran unspecialised
+    /// from the Dispatch library, about 1,000 instructions more per call. The value waits in a
+    /// slot of `T` (an optional `T` needed its metadata looked up twice per call).
+    private func waitingOnQueue<T>(_ body: () throws -> T, rescue: (any Error) throws -> T) rethrows -> T {
         let access = BorrowedQueues.here.entering(self, fromMainQueue: BorrowedQueues.isOnMainQueue)
-        return try queue.sync { try access.run { try runningHere(body) } }
+        return try withUnsafeTemporaryAllocation(of: T.self, capacity: 1) { slot in
+            var failure: (any Error)? = nil
+            queue.sync {
+                access.run {
+                    runningHere {
+                        do { slot.baseAddress!.initialize(to: try body()) } catch { failure = error }
+                    }
+                }
+            }
+            if let failure { return try rescue(failure) }
+            return slot.baseAddress!.move()
+        }
     }
 
     /// Runs `body` on the context's queue, in FIFO order with `perform` calls, and returns its
@@ -143,12 +162,18 @@ extension ObjectContext {
 /// synchronous read of its parent work when the parent's queue is the one waiting (a child of
 /// the main-queue context used with `performAndWait` on the main queue).
 ///
-/// Bound with a task-local (a thread-local outside tasks) for the duration of each block that
-/// `perform`, the async `perform` and `performAndWait` run, and valid only on the block's thread
-/// while the block runs: a `Task` made inside the block inherits the value, but not the access.
+/// Bound to the thread for the duration of each block that `perform`, the async `perform` and
+/// `performAndWait` run, and valid only on the block's thread while the block runs: a `Task` made
+/// inside the block does not get the access.
+///
+/// The binding is a thread-local pointer to the value on `run`'s stack (a task-local, with a
+/// lease object to end it, cost about 1,100 instructions per block). Relies on: `run` sets it
+/// before the block and restores the outer block's pointer after, on the same thread, so `here`
+/// reads only a value whose `run` is still on this thread's stack; a task made in the block
+/// runs on a thread of its own (or after the block), where the pointer is another block's or
+/// none. Pinned by `ChildContextTests.lentQueueNotInherited` and
+/// `ConcurrencyTests.aBlocksLentQueuesEndWithIt`.
 struct BorrowedQueues: Sendable {
-    @TaskLocal private static var current = BorrowedQueues()
-
     /// The waiting contexts: the first inline, the others in a set. One is the usual case (a
     /// `performAndWait` from outside any context), and a set made for it cost an allocation
     /// and a hash on every `performAndWait` (about 600 of a fetch-indexed request's 38,800
@@ -157,9 +182,14 @@ struct BorrowedQueues: Sendable {
     private var moreContexts: Set<ObjectIdentifier> = []
     /// The main queue waits: main-queue contexts are usable.
     private var mainQueue = false
-    /// The thread of the block that bound this value, and whether that block still runs.
-    private var thread: pthread_t?
-    private var lease: Lease?
+
+    /// The thread-local slot: the address of the value the block running on this thread bound.
+    private static let binding: pthread_key_t = {
+        var key = pthread_key_t()
+        let status = pthread_key_create(&key, nil)
+        precondition(status == 0, "pthread_key_create failed: \(status)")
+        return key
+    }()
 
     /// Marks the main queue, to tell whether code runs on it. (Not `Thread.isMainThread`: after
     /// `dispatchMain()` the main queue's blocks run on worker threads.) Set on the main queue
@@ -178,10 +208,8 @@ struct BorrowedQueues: Sendable {
 
     /// What the code running now may use: nothing, unless it runs inside a block that bound it.
     static var here: BorrowedQueues {
-        let bound = current
-        guard let lease = bound.lease, lease.isActive, let thread = bound.thread, pthread_equal(thread, pthread_self()) != 0
-        else { return BorrowedQueues() }
-        return bound
+        guard let bound = pthread_getspecific(binding) else { return BorrowedQueues() }
+        return bound.assumingMemoryBound(to: BorrowedQueues.self).pointee
     }
 
     init() {}
@@ -209,20 +237,12 @@ struct BorrowedQueues: Sendable {
 
     /// Runs `body` (a block on a context's queue) with this access, on this thread, until it returns.
     func run<T>(_ body: () throws -> T) rethrows -> T {
-        let lease = Lease()
-        defer { lease.end() }
         var bound = self
-        bound.thread = pthread_self()
-        bound.lease = lease
-        return try Self.$current.withValue(bound, operation: body)
-    }
-
-    /// Whether a block's access is still valid.
-    ///
-    /// `Sendable`: its only state is an Atomic.
-    private final class Lease: Sendable {
-        private let active = Atomic<Bool>(true)
-        var isActive: Bool { active.load(ordering: .acquiring) }
-        func end() { active.store(false, ordering: .releasing) }
+        let outer = pthread_getspecific(Self.binding)
+        return try withUnsafeMutablePointer(to: &bound) { pointer in
+            pthread_setspecific(Self.binding, pointer)
+            defer { pthread_setspecific(Self.binding, outer) }
+            return try body()
+        }
     }
 }

@@ -96,10 +96,10 @@ extension ObjectContext {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
         let request = try resolvingRelationshipPaths(request, entity: entity)
-        try request.validate(against: entity)
-        if let plan = indexPlan(for: request, entity: entity) {
+        if let plan = try checkedPlan(for: request, entity: entity) {
             return FetchPlan(
-                access: .index(attributes: plan.index.attributeNames), conditions: plan.conditions,
+                access: .index(attributes: plan.index.attributeNames),
+                conditions: plan.template.conditions(request.predicate).map(\.text),
                 readsInSortOrder: plan.order != nil, countsIndexEntries: plan.exact, reason: nil)
         }
         let reason: String

@@ -181,6 +181,11 @@ public indirect enum FetchPredicate: Sendable {
     }
 
     static func holds(_ value: AttributeValue, _ comparison: Operator, _ constant: AttributeValue) -> Bool {
+        // Strings are equal exactly when Swift's `==` says so (canonical equivalence, the
+        // order's 0), which answers at once for equal ASCII: the order's bytes are not needed.
+        if comparison == .equal || comparison == .notEqual, case let .string(left) = value, case let .string(right) = constant {
+            return (left == right) == (comparison == .equal)
+        }
         let order = AttributeOrder.compare(value, constant)
         switch comparison {
         case .equal: return order.map { $0 == 0 } ?? (value == constant)

@@ -1,8 +1,7 @@
 import Policies
 
 /// One indexed fetch's walk of a read view: the plan's index entries, the records they lead to,
-/// tested against the predicate, collected with their primary keys (ObjectContext+IndexedFetch
-/// says what the walk returns).
+/// tested against the predicate (ObjectContext+IndexedFetch says what the walk returns).
 ///
 /// All the walk's mutable state is here, and the walk runs in `mutating` methods whose closures
 /// capture `self` inout: local variables captured by the nested functions and closures of one
@@ -14,9 +13,11 @@ struct IndexedWalk {
     let predicate: ResolvedPredicate?
     /// Whether the context holds objects that may answer for entries (else none is looked up).
     let holdsObjects: Bool
-    /// The candidates found and, position by position, their primary keys.
+    /// The candidates found.
     var found: [ObjectContext.Candidate] = []
-    var primaryKeys: [UInt64] = []
+    /// `found` is in the request's sort order already (a walk in sort order whose entries'
+    /// bytes prove it: ``EntryOrder``).
+    private(set) var inSortOrder = false
     /// Stored objects that matched.
     private var matched = 0
     /// The primary keys of records gathered and not yet read.
@@ -32,13 +33,16 @@ struct IndexedWalk {
     /// Reads the plan's entries and their records from `view` into `found`.
     mutating func run(_ plan: IndexPlan, request: FetchRequest, in view: any StorageReadView) throws {
         if let order = plan.order, let limit = request.fetchLimit {
-            try walkInOrder(plan, order: order, needed: max(request.fetchOffset, 0) + max(limit, 0), in: view)
+            var entryOrder = EntryOrder(sortValues: order.sortValues, indexValues: plan.index.attributeNames.count,
+                                        ascending: order.ascending, sortDescriptors: request.sortDescriptors.count)
+            try walkInOrder(plan, order: order, needed: max(request.fetchOffset, 0) + max(limit, 0), noting: &entryOrder, in: view)
+            inSortOrder = entryOrder.holds
         } else {
             for range in plan.ranges {
                 try view.forEach(
                     in: plan.index.tableName, from: range.lower.isEmpty ? nil : range.lower, to: range.upper, reverse: false
                 ) { entry, _, _ in
-                    gather(entry)
+                    _ = gather(entry)
                     return true
                 }
             }
@@ -49,7 +53,8 @@ struct IndexedWalk {
     /// In sort order, until `needed` stored objects match and the entries after them sort
     /// strictly later (the same first sort value is read to its end).
     private mutating func walkInOrder(
-        _ plan: IndexPlan, order: (ascending: Bool, sortValues: Int), needed: Int, in view: any StorageReadView
+        _ plan: IndexPlan, order: (ascending: Bool, sortValues: Int), needed: Int, noting entryOrder: inout EntryOrder,
+        in view: any StorageReadView
     ) throws {
         var range = plan.ranges.first
         var boundary: [UInt8]? = nil
@@ -87,7 +92,7 @@ struct IndexedWalk {
                     last.removeAll(keepingCapacity: true)
                     last.append(contentsOf: entry)
                 }
-                gather(entry)
+                if gather(entry) { entryOrder.note(entry) }
                 return true
             }
             try readGathered(view)
@@ -104,21 +109,21 @@ struct IndexedWalk {
         }
     }
 
-    /// Gathers an entry's record key, unless a registered object answers for it.
-    private mutating func gather(_ entry: UnsafeRawBufferPointer) {
-        guard let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) else { return }
+    /// Gathers an entry's record key, unless a registered object answers for it; whether it did.
+    private mutating func gather(_ entry: UnsafeRawBufferPointer) -> Bool {
+        guard let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) else { return false }
         if holdsObjects, let object = context.registry[ObjectID(entityName: layout.name, primaryKey: primaryKey)],
            !object.isFaultStorage || object.deletedFlag || object.insertedFlag {
-            return  // answered in memory, or left out as the scan leaves it
+            return false  // answered in memory, or left out as the scan leaves it
         }
         gathered.append(primaryKey)
+        return true
     }
 
     /// Reads the records of the keys gathered, tests them, and empties the list.
     private mutating func readGathered(_ view: any StorageReadView) throws {
         guard !gathered.isEmpty else { return }
         found.reserveCapacity(found.count + gathered.count)
-        primaryKeys.reserveCapacity(found.count + gathered.count)
         try view.visitRecords(in: layout.tableName, primaryKeys: gathered) { position, value, version in
             guard let value else { return }
             try read(value, version: version, primaryKey: gathered[position])
@@ -135,16 +140,15 @@ struct IndexedWalk {
         } catch {
             throw ContextError.corruptValue(id, error)
         }
-        let candidate: ObjectContext.Candidate
+        // Tested, then made in place in the list: a candidate made first was copied into it.
         if holdsObjects, let fault = context.registry[id] {
             context.load(BaseState(id: id, values: values, version: version), into: fault)
-            candidate = ObjectContext.Candidate(source: .registered(fault), values: fault.current, baseOrder: 0)
+            guard predicate?.evaluate(fault.current, id: id, layout: layout) ?? true else { return }
+            found.append(ObjectContext.Candidate(source: .registered(fault), values: fault.current, baseOrder: 0))
         } else {
-            candidate = ObjectContext.Candidate(source: .stored(id, version: version), values: values, baseOrder: 0)
+            guard predicate?.evaluate(values, id: id, layout: layout) ?? true else { return }
+            found.append(ObjectContext.Candidate(source: .stored(id, version: version), values: values, baseOrder: 0))
         }
-        guard predicate?.evaluate(candidate.values, id: id, layout: layout) ?? true else { return }
         matched += 1
-        found.append(candidate)
-        primaryKeys.append(primaryKey)
     }
 }

@@ -22,8 +22,7 @@ extension ObjectContext {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
         let request = try resolvingRelationshipPaths(request, entity: entity)
-        try request.validate(against: entity)
-        let plan = indexPlan(for: request, entity: entity)
+        let plan = try checkedPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
         // registered together at the end (`register(made:ids:)` says why), so a fetch that fails
         // registers nothing.
@@ -63,21 +62,30 @@ extension ObjectContext {
             }
             if onlyMade { objects = made }
         } else {
+            // As above: a context holding nothing gets only stored candidates, and the objects
+            // made are the result (one list, no IDs).
+            let onlyMade = registry.isEmpty
             let candidates = try matches(for: request, entity: entity, plan: plan)
             // Sized once: grown by appends, a page of 20 reallocated each list five times.
             made.reserveCapacity(candidates.count)
-            ids.reserveCapacity(candidates.count)
-            objects = candidates.map { candidate in
-                switch candidate.source {
+            if !onlyMade {
+                ids.reserveCapacity(candidates.count)
+                objects.reserveCapacity(candidates.count)
+            }
+            for position in candidates.indices {
+                switch candidates[position].source {
                 case .registered(let object):
-                    return object
+                    objects.append(object)
                 case let .stored(id, version):
-                    let object = attachedObject(entity, id, candidate.values, version)
+                    let object = attachedObject(entity, id, candidates[position].values, version)
                     made.append(object)
-                    ids.append(id)
-                    return object
+                    if !onlyMade {
+                        ids.append(id)
+                        objects.append(object)
+                    }
                 }
             }
+            if onlyMade { objects = made }
         }
         register(made: made, ids: ids)
         if !request.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(request.relationshipKeyPathsForPrefetching, of: objects) }
@@ -104,8 +112,7 @@ extension ObjectContext {
         checkQueue()
         let entity = try core.entity(named: request.entityName)
         let request = try resolvingRelationshipPaths(request, entity: entity)
-        try request.validate(against: entity)
-        let plan = indexPlan(for: request, entity: entity)
+        let plan = try checkedPlan(for: request, entity: entity)
         if let plan, plan.exact {
             return try indexedCount(plan, request: request, entity: entity,
                                     predicate: request.predicate.map { ResolvedPredicate($0, layout: entity.layout) })
@@ -122,6 +129,14 @@ extension ObjectContext {
         let source: Source
         let values: ObjectValues
         var baseOrder: Int
+
+        /// The primary key of its record (0 for none).
+        var primaryKey: UInt64 {
+            switch source {
+            case .registered(let object): return object.storedID.primaryKey ?? 0
+            case .stored(let id, _): return id.primaryKey ?? 0
+            }
+        }
     }
 
     func matches(for request: FetchRequest, entity: EntityDescription, plan: IndexPlan?) throws(ContextError) -> [Candidate] {
@@ -129,12 +144,13 @@ extension ObjectContext {
         // Attribute names resolved to positions once per fetch, not once per object.
         let predicate = request.predicate.map { ResolvedPredicate($0, layout: layout) }
         var candidates: [Candidate] = []
+        var inSortOrder = false
         if let plan {
-            candidates = try indexedCandidates(plan, request: request, entity: entity, predicate: predicate)
+            (candidates, inSortOrder) = try indexedCandidates(plan, request: request, entity: entity, predicate: predicate)
         } else {
             try scanCandidates(of: entity, predicate: predicate, into: &candidates)
         }
-        if !request.sortDescriptors.isEmpty {
+        if !request.sortDescriptors.isEmpty && !inSortOrder {
             let keys = request.sortDescriptors.map { (property: PropertyReference($0.attribute, layout: layout), ascending: $0.ascending) }
             func precedes(_ left: Candidate, _ right: Candidate) -> Bool {
                 for key in keys {

@@ -21,10 +21,22 @@ extension ObjectContext {
         return IndexPlan.make(for: request, entity: entity)
     }
 
-    /// The matching objects as `matches(for:entity:)` finds them before sorting: in base order.
+    /// Checks `request` (its relationship paths resolved) and gives the plan it runs with here,
+    /// nil for a scan: as `validate(against:)` then `indexPlan(for:entity:)`, through the
+    /// store's cache of shapes met before.
+    ///
+    /// - Throws: what ``FetchRequest/validate(against:)`` throws.
+    func checkedPlan(for request: FetchRequest, entity: EntityDescription) throws(ContextError) -> IndexPlan? {
+        let template = try core.fetchPlans.template(for: request, entity: entity)
+        guard parent == nil, request.usesIndexes, let template else { return nil }
+        return template.bind(request.predicate)
+    }
+
+    /// The matching objects as `matches(for:entity:)` finds them before sorting: in base order,
+    /// or in the request's sort order when `inSortOrder` says the walk proved it (``EntryOrder``).
     func indexedCandidates(
         _ plan: IndexPlan, request: FetchRequest, entity: EntityDescription, predicate: ResolvedPredicate?
-    ) throws(ContextError) -> [Candidate] {
+    ) throws(ContextError) -> (candidates: [Candidate], inSortOrder: Bool) {
         let inMemory = heldMatches(of: entity, predicate: predicate)
         // The walk is the closure's own and returned, not a variable of this function it captures:
         // such a capture is checked for exclusive access at run time on each use.
@@ -34,17 +46,20 @@ extension ObjectContext {
                 try walk.run(plan, request: request, in: view)
                 try existing(inMemory.held, in: view) { object in
                     walk.found.append(Candidate(source: .registered(object), values: object.current, baseOrder: 0))
-                    walk.primaryKeys.append(object.storedID.primaryKey ?? 0)
                 }
             } catch {
                 throw ContextError(readFailure: error)
             }
             return walk
         }
+        // Only the walk's own candidates, in its proven order: nothing to rank or sort.
+        if walk.inSortOrder && inMemory.held.isEmpty && inMemory.inserted.isEmpty {
+            return (walk.found, true)
+        }
         // The candidates are ranked in place, not copied into a second array.
         var found = walk.found
-        let primaryKeys = walk.primaryKeys
         walk.found = []
+        let primaryKeys = found.map(\.primaryKey)
         // Base order is primary-key order. A walk in sort order stays in walk order, though:
         // `matches` sorts by the sort descriptors, base order breaking ties, so the order of this
         // array never changes the result, and its sort then finds the walk's entries sorted
@@ -87,7 +102,7 @@ extension ObjectContext {
             candidates.append(Candidate(source: .registered(object), values: object.current, baseOrder: nextOrder))
             nextOrder += 1
         }
-        return candidates
+        return (candidates, false)
     }
 
     /// `count(for:)` through an exact plan: index entries counted, no record read or decoded

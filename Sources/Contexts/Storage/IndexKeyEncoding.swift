@@ -61,14 +61,18 @@ package enum IndexKeyEncoding {
             appendBigEndian(orderedBits(date.timeIntervalSinceReferenceDate), to: &key)
             return true
         case .string(let text):
-            key.append(stringTag)
             var text = text
-            // ASCII is its own NFC form: tested on the contiguous bytes, not through the view.
-            if !text.withUTF8({ $0.allSatisfy { $0 < 0x80 } }) { text = normalized(text) }
-            return text.withUTF8 { appendEscaped($0, to: &key, cap: cap) }
+            // ASCII is its own NFC form: tested on the contiguous bytes, not through the view,
+            // and appended from the same look at them.
+            let ascii = text.withUTF8 { bytes -> Bool? in
+                guard bytes.allSatisfy({ $0 < 0x80 }) else { return nil }
+                return appendEscaped(bytes, tag: stringTag, to: &key, cap: cap)
+            }
+            if let ascii { return ascii }
+            text = normalized(text)
+            return text.withUTF8 { appendEscaped($0, tag: stringTag, to: &key, cap: cap) }
         case .bytes(let bytes):
-            key.append(bytesTag)
-            return bytes.withUnsafeBufferPointer { appendEscaped($0, to: &key, cap: cap) }
+            return bytes.withUnsafeBufferPointer { appendEscaped($0, tag: bytesTag, to: &key, cap: cap) }
         }
     }
 
@@ -110,13 +114,15 @@ package enum IndexKeyEncoding {
     /// NFC (``AttributeOrder/nfc(_:)``): string order is its byte order, equality its bytes'.
     static func normalized(_ text: String) -> String { AttributeOrder.nfc(text) }
 
-    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, to key: inout [UInt8], cap: Int) -> Bool {
+    /// Appends `tag`, then `bytes` escaped and cut at `cap`, then the mark.
+    private static func appendEscaped(_ bytes: UnsafeBufferPointer<UInt8>, tag: UInt8, to key: inout [UInt8], cap: Int) -> Bool {
         let complete = bytes.count <= cap
         let content = UnsafeBufferPointer(rebasing: bytes.prefix(cap))
-        // Room for the content and its mark at once, not by doubling from an empty key (a
-        // planner's bounds start empty); a content zero that needs escaping may still grow it.
-        let needed = key.count + content.count + 2
+        // Room for the tag, the content and its mark at once, not by doubling from an empty key
+        // (a planner's bounds start empty); a content zero that needs escaping may still grow it.
+        let needed = key.count + 1 + content.count + 2
         if key.capacity < needed { key.reserveCapacity(max(needed, 2 * key.capacity)) }
+        key.append(tag)
         if content.contains(0) {
             for byte in content {
                 key.append(byte)
@@ -125,7 +131,8 @@ package enum IndexKeyEncoding {
         } else {
             key.append(contentsOf: content)  // nothing to escape: one copy
         }
-        key.append(contentsOf: complete ? endMark : truncatedMark)
+        key.append(0x00)  // `endMark` or `truncatedMark`
+        key.append(complete ? 0x00 : 0x02)
         return complete
     }
 

@@ -392,13 +392,16 @@ package enum ValueCodec {
             guard isAtEnd else { throw ValueCodecError(offset: offset, problem: .trailingBytes(remaining)) }
         }
 
-        /// Moves past `header` if the input continues with exactly those bytes.
+        /// Moves past `header` if the input continues with exactly those bytes. Compared byte
+        /// by byte: a name's header is a few bytes, shorter than a call to `memcmp` costs.
         @inline(__always)
         mutating func skip(ifNext header: [UInt8]) -> Bool {
             header.withUnsafeBytes { header in
-                guard header.count <= remaining,
-                      memcmp(bytes.baseAddress! + offset, header.baseAddress!, header.count) == 0
-                else { return false }
+                guard header.count <= remaining else { return false }
+                let next = bytes.baseAddress! + offset
+                for index in 0..<header.count where next.load(fromByteOffset: index, as: UInt8.self) != header[index] {
+                    return false
+                }
                 offset += header.count
                 return true
             }
@@ -511,7 +514,14 @@ package enum ValueCodec {
                 isASCII = false
                 break
             }
-            if isASCII { return String(decoding: raw, as: UTF8.self) }
+            if isASCII {
+                // Copied in as it is (`String(decoding:)` went through its repairing path first,
+                // about 60 instructions more a string).
+                return String(unsafeUninitializedCapacity: raw.count) { buffer in
+                    UnsafeMutableRawBufferPointer(buffer).copyMemory(from: raw)
+                    return raw.count
+                }
+            }
             guard let text = String(validating: Array(raw), as: UTF8.self) else {
                 throw ValueCodecError(offset: range.lowerBound, problem: .invalidUTF8)
             }

@@ -21,6 +21,8 @@ final class StoreCoordinator: Sendable {
     /// This open of the store, as history records name their writer (so its own remote-change
     /// watcher skips them).
     let origin = UUID().uuidString
+    /// The requests checked and planned so far, by shape.
+    let fetchPlans = FetchPlanCache()
 
     init(storage: any ObjectStorage, schema: Schema, options: ObjectStore.Options) {
         self.storage = storage
