@@ -289,8 +289,8 @@ package enum ValueCodec {
                 // Records are written in name order: the next attribute in that order is tried
                 // first, as its whole header (length and name bytes) at once.
                 let position: Int
-                if layout.count > 0, reader.skip(ifNext: layout.nameHeaders[layout.positionsByName[expected]]) {
-                    position = layout.positionsByName[expected]
+                if layout.count > 0, reader.skip(ifNext: layout.headersByName[expected]) {
+                    position = layout.headersByName[expected].position
                     expected = expected + 1 == layout.count ? 0 : expected + 1
                 } else {
                     guard let nameRange = try? reader.nameRange(),
@@ -405,6 +405,18 @@ package enum ValueCodec {
                 offset += header.count
                 return true
             }
+        }
+
+        /// Moves past `header` if the input continues with exactly its bytes: compared as one
+        /// word when the header and the input left both fill one (about 20 instructions less a
+        /// property than byte by byte).
+        @inline(__always)
+        mutating func skip(ifNext header: NameHeader) -> Bool {
+            guard header.mask != 0, remaining >= 8 else { return skip(ifNext: header.bytes) }
+            let next = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+            guard next & header.mask == header.word else { return false }
+            offset += header.bytes.count
+            return true
         }
 
         /// A property name's bytes (length checked, non-empty), not yet validated as UTF-8.
