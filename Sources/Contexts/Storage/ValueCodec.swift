@@ -302,7 +302,10 @@ package enum ValueCodec {
                       let value = try? reader.value()
                 else { return nil }
                 seen |= 1 << UInt64(position)
-                slots[position] = value  // a stored null leaves the slot null, as it should
+                // The slot is unseen, so still `.null`, which owns nothing: initialized over, not
+                // assigned (an assignment destroyed the old value through an outlined call).
+                // A stored null leaves the slot null, as it should.
+                (slots + position).initialize(to: value)
             }
             complete = reader.isAtEnd
             return nil
