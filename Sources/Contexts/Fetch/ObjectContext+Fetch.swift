@@ -77,9 +77,12 @@ extension ObjectContext {
                 case .registered(let object):
                     objects.append(object)
                 case let .stored(id, version):
-                    let object = attachedObject(entity, id, candidates[position].values, version)
-                    made.append(object)
-                    if !onlyMade {
+                    // Appended as made: an object kept in a local first was retained for the list.
+                    if onlyMade {
+                        made.append(attachedObject(entity, id, candidates[position].values, version))
+                    } else {
+                        let object = attachedObject(entity, id, candidates[position].values, version)
+                        made.append(object)
                         ids.append(id)
                         objects.append(object)
                     }
@@ -94,7 +97,7 @@ extension ObjectContext {
 
     /// A new object read with `values` at record `version`, attached to this context.
     private func attachedObject(
-        _ entity: EntityDescription, _ id: ObjectID, _ values: ObjectValues, _ version: UInt64
+        _ entity: EntityDescription, _ id: ObjectID, _ values: consuming ObjectValues, _ version: UInt64
     ) -> StoredObject {
         let object = StoredObject(entity: entity, id: id, values: values, version: version)
         attach(object)

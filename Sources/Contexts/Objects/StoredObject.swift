@@ -53,15 +53,8 @@ public final class StoredObject {
     /// The values now, by attribute position (see ``ObjectValues``). Read and written through
     /// `current`, or by the property subscript's own path (see `write(_:at:)`).
     @exclusivity(unchecked) private var currentStorage: ObjectValues
-    /// The ancestor's values (last read or saved); nil exactly when `ancestorDelta` is set.
-    @exclusivity(unchecked) private var ancestorStorage: ObjectValues?
-    /// The inline ancestor delta: a change to one attribute keeps the replaced value here, so
-    /// the buffer the values share with the ancestor after a load is written in place, uncopied.
-    /// Relies on: `currentStorage` with this value in this slot equals the values at the last
-    /// load or save (a change to another attribute, or replacing or merging the values, first
-    /// gives the ancestor its own buffer: `materializeAncestor`).
-    /// Pinned by `AncestorDeltaTests.randomEditsSavesRollbacksAndRefreshesReportWhatACopyWould`.
-    @exclusivity(unchecked) private var ancestorDelta: AncestorDelta? = nil
+    /// The ancestor's values (last read or saved), as they differ from `currentStorage`.
+    @exclusivity(unchecked) private var ancestor: AncestorValues
     /// The ancestor's record version. Version 0: never saved.
     @exclusivity(unchecked) var ancestorVersion: UInt64 = 0
     /// Either flag changing changes who is a to-many's member: it moves the graph epoch.
@@ -91,7 +84,7 @@ public final class StoredObject {
         self.entity = entity
         storedID = .temporary(entityName: entity.name)
         currentStorage = entity.layout.defaultValues
-        ancestorStorage = entity.layout.nullValues
+        ancestor = AncestorValues(entity.layout.nullValues, current: entity.layout.defaultValues)
     }
 
     /// An object of `id` with no values yet (a fault, or one about to be filled).
@@ -99,7 +92,7 @@ public final class StoredObject {
         self.entity = entity
         storedID = id
         currentStorage = entity.layout.nullValues
-        ancestorStorage = entity.layout.nullValues
+        ancestor = .same
     }
 
     /// An object of `id` read with `values` at record `version`: its ancestor.
@@ -107,27 +100,21 @@ public final class StoredObject {
         self.entity = entity
         storedID = id
         currentStorage = values
-        ancestorStorage = values
+        ancestor = .same
         ancestorVersion = version
     }
 
-    /// One attribute's value as last read or saved (see `ancestorDelta`).
-    struct AncestorDelta {
-        let position: Int
-        let value: AttributeValue
-    }
-
     /// The values now. Replacing or changing them through this property first gives the
-    /// ancestor a buffer of its own, if it shares this one (see `ancestorDelta`).
+    /// ancestor values of its own (see ``AncestorValues``).
     package var current: ObjectValues {
         _read { yield currentStorage }
         set {
-            materializeAncestor()
+            ancestor.detach(from: currentStorage)
             currentStorage = newValue
             noteGraphChange()
         }
         _modify {
-            materializeAncestor()
+            ancestor.detach(from: currentStorage)
             yield &currentStorage
             noteGraphChange()
         }
@@ -135,62 +122,33 @@ public final class StoredObject {
 
     /// The ancestor's values: as last read or saved.
     var ancestorValues: ObjectValues {
-        get {
-            guard let delta = ancestorDelta else { return ancestorStorage! }
-            var ancestor = currentStorage
-            ancestor[delta.position] = delta.value
-            return ancestor
-        }
-        set {
-            ancestorStorage = newValue
-            ancestorDelta = nil
-        }
+        get { ancestor.values(current: currentStorage) }
+        set { ancestor = AncestorValues(newValue, current: currentStorage) }
     }
 
     /// One attribute's ancestor value. Unlike `ancestorValues[position]`, it makes no values:
     /// while a delta stands for the ancestor, those are a copy of the object's buffer.
     func ancestorValue(at position: Int) -> AttributeValue {
-        guard let delta = ancestorDelta else { return ancestorStorage![position] }
-        return delta.position == position ? delta.value : currentStorage[position]
+        ancestor.value(at: position, current: currentStorage)
     }
 
-    /// Whether the values differ from the ancestor's (absent counting as null): with one
-    /// attribute changed, a comparison of that slot alone.
     /// Whether the object differs from its ancestor: in its values, or in a to-many's members.
     var hasLocalChanges: Bool { membershipChangedFlag || hasChangedValues }
 
-    var hasChangedValues: Bool {
-        if let delta = ancestorDelta { return currentStorage[delta.position] != delta.value }
-        return currentStorage != ancestorStorage!
-    }
+    /// Whether the values differ from the ancestor's (absent counting as null).
+    var hasChangedValues: Bool { ancestor.differs(from: currentStorage) }
 
     /// Sets attribute `position` to `value`: the property subscript's path.
     @inline(__always)
     func write(_ value: AttributeValue, at position: Int) {
-        if let delta = ancestorDelta {
-            if delta.position != position { materializeAncestor() }
-        } else if let ancestor = ancestorStorage, ancestor.sharesStorage(with: currentStorage) {
-            // The first change since a load or save: keep the replaced value and drop the
-            // ancestor's hold on the buffer, so the write needs no copy (unless held elsewhere).
-            ancestorDelta = AncestorDelta(position: position, value: currentStorage[position])
-            ancestorStorage = nil
-        }
+        ancestor.willWrite(at: position, in: currentStorage)
         currentStorage[position] = value
     }
 
-    /// Gives the ancestor a buffer of its own, if it shares the values' (see `ancestorDelta`).
     /// Values of an object with to-ones changed: its context's held references may be stale.
     @inline(__always)
     func noteGraphChange() {
         if !entity.layout.relationships.isEmpty, case .registered = lifecycle { owner?.graphEpoch &+= 1 }
-    }
-
-    private func materializeAncestor() {
-        guard let delta = ancestorDelta else { return }
-        var ancestor = currentStorage
-        ancestor[delta.position] = delta.value
-        ancestorStorage = ancestor
-        ancestorDelta = nil
     }
 
     /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then

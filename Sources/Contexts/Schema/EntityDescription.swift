@@ -188,6 +188,8 @@ package final class EntityLayout: Sendable {
     let nameHeaders: [[UInt8]]
     /// Attribute positions sorted by name (String order, as the stored format writes them).
     let positionsByName: [Int]
+    /// `nameHeaders` in `positionsByName`'s order, as the decoder tests them.
+    let headersByName: [NameHeader]
     /// A new object's values: each attribute's default (`.null` when none).
     let defaultValues: ObjectValues
     /// Every attribute null: the values of an object not loaded yet.
@@ -240,6 +242,7 @@ package final class EntityLayout: Sendable {
             return header + name
         }
         positionsByName = attributes.indices.sorted { attributes[$0].name < attributes[$1].name }
+        headersByName = positionsByName.map { [nameHeaders] in NameHeader(bytes: nameHeaders[$0], position: $0) }
         defaultValues = ObjectValues(attributes.map(\.defaultValue))
         nullValues = ObjectValues(repeating: .null, count: attributes.count)
         declaredIndexes = indexes
