@@ -81,7 +81,10 @@ struct EtcdStorageTests {
 
     @Test("a read view keeps its revision; once compacted away, reading it is a typed error")
     func readViewAtRevisionAndCompaction() throws {
-        try withEtcdStore { objects, configuration in
+        // A cluster of its own: the compaction must not expire other tests' read views and watches.
+        let cluster = try EtcdCluster.startWithRetries(memberCount: 1)
+        defer { cluster.stop() }
+        try withEtcdStore(cluster.configuration(prefix: "view-compaction")) { objects, configuration in
             let id = try insertPerson(objects, "Ann", 30)
             let storage = objects.storage
             let view = try storage.readView()

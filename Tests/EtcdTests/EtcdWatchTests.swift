@@ -74,7 +74,10 @@ struct EtcdWatchTests {
 
     @Test("a watch behind a compaction reads back what changed and resumes")
     func compactedWatchCatchesUp() throws {
-        try withEtcdStore { objects, configuration in
+        // A cluster of its own: the compaction must not expire other tests' read views and watches.
+        let cluster = try EtcdCluster.startWithRetries(memberCount: 1)
+        defer { cluster.stop() }
+        try withEtcdStore(cluster.configuration(prefix: "watch-compaction")) { objects, configuration in
             let first = try insertPerson(objects, "Ann", 30)
             let storage = EtcdStorage(configuration: configuration)
             defer { storage.close() }
