@@ -48,12 +48,23 @@ static inline uint32_t cairn_crc32c_hardware(uint32_t crc, const uint8_t *bytes,
         bytes += 8;
         count -= 8;
     }
+    /* The tail in at most three steps (keys and record headers rarely end on a word). */
     uint32_t narrow = (uint32_t)wide;
-    while (count > 0) {
-        narrow = __builtin_ia32_crc32qi(narrow, *bytes);
-        bytes++;
-        count--;
+    if (count >= 4) {
+        uint32_t word;
+        __builtin_memcpy(&word, bytes, 4);
+        narrow = __builtin_ia32_crc32si(narrow, word);
+        bytes += 4;
+        count -= 4;
     }
+    if (count >= 2) {
+        uint16_t half;
+        __builtin_memcpy(&half, bytes, 2);
+        narrow = __builtin_ia32_crc32hi(narrow, half);
+        bytes += 2;
+        count -= 2;
+    }
+    if (count > 0) narrow = __builtin_ia32_crc32qi(narrow, *bytes);
     return narrow;
 }
 #endif

@@ -12,6 +12,25 @@ import KVEngine
         #expect(crc32c(Array(whole[7...]), extending: crc32c(Array(whole[..<7]))) == crc32c(whole))
     }
 
+    @Test func crc32cAgreesWithTheBitwiseDefinitionAtEveryTailLength() {
+        // The word-at-a-time path ends in 4-, 2- and 1-byte steps: every length up to three
+        // words, at every start within a word, against the polynomial applied bit by bit.
+        func bitwise(_ bytes: ArraySlice<UInt8>) -> UInt32 {
+            var crc: UInt32 = ~0
+            for byte in bytes {
+                crc ^= UInt32(byte)
+                for _ in 0..<8 { crc = crc & 1 != 0 ? (crc >> 1) ^ 0x82F6_3B78 : crc >> 1 }
+            }
+            return ~crc
+        }
+        let bytes = (0..<40).map { UInt8(truncatingIfNeeded: $0 &* 151 &+ 7) }
+        for start in 0..<8 {
+            for end in start...(start + 32) {
+                #expect(crc32c(Array(bytes[start..<end])) == bitwise(bytes[start..<end]), "bytes \(start)..<\(end)")
+            }
+        }
+    }
+
     @Test func segmentHeaderBytesArePinned() {
         let header = LogRecordCodec.segmentHeader(firstVersion: 0x0102_0304_0506_0708, capacity: 0x0203 << 10)
         let expectedPrefix: [UInt8] = Array("CAIRNWAL".utf8) + [2, 0, 0, 0] + [0x03, 0x02, 0, 0]
