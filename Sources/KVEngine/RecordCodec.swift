@@ -1,3 +1,5 @@
+import CLMDB
+
 // How a record is stored as an LMDB value. FROZEN: part of the on-disk format;
 // LogFormatTests pins the bytes.
 //
@@ -61,7 +63,7 @@ package enum RecordCodec {
             throw KVError.corruptRecord(table: table, key: Array(key), reason: "stored value is \(stored.count) bytes, shorter than a record header")
         }
         let storedCRC = UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
-        let actual = crc32c(UnsafeRawBufferPointer(rebasing: stored[4...]), extending: crc32c(key))
+        let actual = cairn_crc32c_pair(key.baseAddress, key.count, stored.baseAddress! + 4, stored.count - 4)
         guard storedCRC == actual else {
             throw KVError.corruptRecord(table: table, key: Array(key), reason: "record checksum mismatch")
         }
