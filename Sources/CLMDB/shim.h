@@ -109,6 +109,26 @@ static inline int cairn_compare_keys(const MDB_val *a, const MDB_val *b) {
     const uint8_t *left = (const uint8_t *)a->mv_data, *right = (const uint8_t *)b->mv_data;
     size_t common = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
     size_t offset = 0;
+    /* The first two words without the loop's bookkeeping: keys of 16 bytes or more (an
+     * object's record key, the benchmark's keys) are mostly told apart there. */
+    if (common >= 16) {
+        uint64_t x0, y0, x1, y1;
+        __builtin_memcpy(&x0, left, 8);
+        __builtin_memcpy(&y0, right, 8);
+        __builtin_memcpy(&x1, left + 8, 8);
+        __builtin_memcpy(&y1, right + 8, 8);
+        if (x0 != y0) {
+            x0 = __builtin_bswap64(x0);
+            y0 = __builtin_bswap64(y0);
+            return x0 < y0 ? -1 : 1;
+        }
+        if (x1 != y1) {
+            x1 = __builtin_bswap64(x1);
+            y1 = __builtin_bswap64(y1);
+            return x1 < y1 ? -1 : 1;
+        }
+        offset = 16;
+    }
     for (; offset + 8 <= common; offset += 8) {
         uint64_t x, y;
         __builtin_memcpy(&x, left + offset, 8);

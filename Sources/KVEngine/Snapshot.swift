@@ -657,6 +657,9 @@ struct TableHandles {
 
     /// The handle of `table`, nil when LMDB has no such table in this snapshot.
     mutating func handle(of table: String) -> MDB_dbi? {
+        // The table found last, by `==` alone: equal strings (the same literal, most reads) are
+        // told equal by their raw bits, inline, before any length or byte is looked at.
+        if let last = found.first, last.name == table { return last.handle }
         // Lengths first: a mismatch of names of other lengths costs no string comparison.
         let length = table.utf8.count
         for index in found.indices where found[index].name.utf8.count == length && found[index].name == table {

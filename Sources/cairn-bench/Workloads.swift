@@ -73,7 +73,7 @@ enum WorkloadCatalog {
             let (contenders, close) = try ReaderWorkloads.readerProcess(records: sizes.readerRecords, reads: sizes.reads, batch: 100)
             defer { close() }
             return try runWorkload(name: "reader-process", unit: "reads/s", rounds: sizes.rounds, contenders: contenders,
-                                   notes: ["a second process makes \(sizes.reads) random point reads of \(sizes.readerRecords) records, a fresh view (Cairn: a read-only store's snapshot; LMDB: a renewed read transaction) every 100 reads, while this process's writer makes durable one-record updates; writer-commits/s: the writer's rate meanwhile"],
+                                   notes: ["a second process makes \(sizes.reads) random point reads of \(sizes.readerRecords) records, a fresh view (Cairn: a read-only store's snapshot; LMDB: a renewed read transaction) every 100 reads, while this process's writer makes durable one-record updates, \(Int(ReaderWorkloads.busyWriterCommitsPerSecond)) a second for both systems; writer-commits/s: the writer's rate meanwhile"],
                                    log: log)
         })
         workloads.append(Workload(name: "writer-readers") { log in
