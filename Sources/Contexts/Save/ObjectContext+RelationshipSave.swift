@@ -22,7 +22,7 @@ extension ObjectContext {
         if core.schema.hasManyToMany { try prepareLinksForSave() }
         for object in objectsInOrder where !object.isFaultStorage && !object.entity.layout.relationships.isEmpty {
             if object.deletedFlag {
-                try checkDenyRules(of: object)
+                if object.entity.layout.hasDenyRule { try checkDenyRules(of: object) }
                 continue
             }
             guard object.insertedFlag || object.hasChangedValues else { continue }
@@ -90,13 +90,21 @@ extension ObjectContext {
         var worklist = candidates.filter { entries[$0].isDelete }
         guard !worklist.isEmpty else { return false }
         var entryOfObject: [ObjectIdentifier: Int] = [:]
-        for (index, entry) in entries.enumerated() { entryOfObject[ObjectIdentifier(entry.object)] = index }
+        entryOfObject.reserveCapacity(entries.count)
+        // By index, not by element: iterating the entries copied each one (a retain and a release
+        // of all it holds).
+        for index in entries.indices { entryOfObject[ObjectIdentifier(entries[index].object)] = index }
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
-            // A to-many's members, or the objects whose one-to-one end names the owner.
-            for relationship in owner.entity.layout.relationships
-            where relationship.isToMany || core.schema.oneToOneEnd(owner.entity.name, relationship.name) != nil {
+            let relationships = owner.entity.layout.relationships
+            for position in relationships.indices {
+                // A to-many's members, or the objects whose one-to-one end names the owner (looked
+                // up only in a schema that has one-to-ones: a cascade's members are mostly to-ones).
+                guard relationships[position].isToMany
+                    || (core.schema.hasOneToOne && core.schema.oneToOneEnd(owner.entity.name, relationships[position].name) != nil)
+                else { continue }
+                let relationship = relationships[position]
                 if let end = core.schema.manyToManyEnd(owner.entity.name, relationship.name) {
                     if try includeStoreLinks(of: index, end, in: &entries, entryOfObject: &entryOfObject, worklist: &worklist) { added = true }
                     continue
