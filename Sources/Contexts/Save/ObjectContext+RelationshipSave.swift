@@ -85,15 +85,26 @@ extension ObjectContext {
     ///
     /// The owner's delete is conditioned on its version and every membership change raises it,
     /// so the commit fails if the store's members change before it.
+    ///
+    /// `deletedAreDeletes`: every object deleted in this context is in `entries` as a delete (so
+    /// before any conflict round: the save made one entry per changed object). Then a member
+    /// the context deleted, a cascade's usual member, is settled without a lookup: its entry
+    /// is a delete already.
     @discardableResult
-    func includeStoreMembers(ofDeletesAmong candidates: [Int], in entries: inout [SaveEntry]) throws -> Bool {
+    func includeStoreMembers(ofDeletesAmong candidates: [Int], in entries: inout [SaveEntry], deletedAreDeletes: Bool = false) throws -> Bool {
         var worklist = candidates.filter { entries[$0].isDelete }
         guard !worklist.isEmpty else { return false }
+        // Many-to-many links look entries up by object whatever their step.
+        let skipsDeleted = deletedAreDeletes && !core.schema.hasManyToMany
+        /// Whether `object` is one this context deleted, settled as a delete already.
+        func settled(_ object: StoredObject) -> Bool { skipsDeleted && object.deletedFlag && !object.isFaultStorage }
         var entryOfObject: [ObjectIdentifier: Int] = [:]
         entryOfObject.reserveCapacity(entries.count)
         // By index, not by element: iterating the entries copied each one (a retain and a release
-        // of all it holds).
-        for index in entries.indices { entryOfObject[ObjectIdentifier(entries[index].object)] = index }
+        // of all it holds). Settled objects' entries are never looked up.
+        for index in entries.indices where !settled(entries[index].object) {
+            entryOfObject[ObjectIdentifier(entries[index].object)] = index
+        }
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
@@ -115,7 +126,9 @@ extension ObjectContext {
                 if rule == .deny {
                     // Members this context moved away count no more (`checkDenyRules` counted its view).
                     let remaining = memberIDs.filter { id in
-                        guard let member = registeredObject(for: id), let existing = entryOfObject[ObjectIdentifier(member)] else { return true }
+                        guard let member = registeredObject(for: id) else { return true }
+                        if settled(member) { return false }
+                        guard let existing = entryOfObject[ObjectIdentifier(member)] else { return true }
                         return !entries[existing].writesNoReference(to: entries[index].id, relationship)
                     }
                     if !remaining.isEmpty {
@@ -125,6 +138,7 @@ extension ObjectContext {
                     continue
                 }
                 for id in memberIDs {
+                    if let registered = registeredObject(for: id), settled(registered) { continue }
                     // Gone meanwhile (nil): the commit's conditions tell.
                     guard let member = try loadedMember(id) else { continue }
                     if let existing = entryOfObject[ObjectIdentifier(member)] {

@@ -245,7 +245,7 @@ extension ObjectContext {
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
             let deletes = entries.indices.filter { entries[$0].isDelete }
-            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries) {
+            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries, deletedAreDeletes: true) {
                 try nullifyReferencesToDeleted(in: &entries)
                 addedEntries = true
             }
