@@ -132,6 +132,24 @@ struct DeleteRuleTests {
         }
     }
 
+    @Test("deny counts the store's members the save leaves in place: none when one is deleted and the other moved in the same save")
+    func denyPassesWhenTheSaveEmptiesTheRelationship() throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .deny)) { store in
+            let org = try store.seedOrg()
+            let context = store.context("A")
+            try context.performAndWait {
+                let ops = try context.existingObject(with: org.ops)
+                context.delete(try context.existingObject(with: org.ann))
+                try context.existingObject(with: org.bob).setDestination(ops, of: "department")
+                context.delete(try context.existingObject(with: org.eng))
+                try context.save()
+            }
+            #expect(try store.committed(org.eng) == nil && store.committed(org.ann) == nil)
+            #expect(try store.committed(org.bob)?.values.value(of: "department") == .string(org.ops.uriString))
+            #expect(try store.problems() == [])
+        }
+    }
+
     @Test("noAction: the members keep the deleted department's ID (the caller's job)")
     func noAction() throws {
         try withOrgStore(schema: OrgModel.schema(employeesRule: .noAction)) { store in
