@@ -3,11 +3,33 @@
 // since the relationship may be emptied before then.
 
 extension ObjectContext {
+    /// A to-many's owner whose delete rule is deleting one of its members: the member's to-one
+    /// back to it (at `position`) names an object deleted already.
+    struct CascadeOwner {
+        let object: StoredObject
+        /// The position of the inverse to-one in the members' values.
+        let position: Int
+        /// The owner's ID URI, which that to-one holds while it names the owner.
+        let uri: String
+    }
+
     /// Applies each relationship's delete rule of `object`, which is marked deleted already (so a
-    /// cascade that comes back to it ends).
-    func applyDeleteRules(of object: StoredObject) {
-        for relationship in object.entity.layout.relationships {
-            if let end = core.schema.manyToManyEnd(object.entity.name, relationship.name) {
+    /// cascade that comes back to it ends). `owner`: the owner whose cascade deletes `object`.
+    func applyDeleteRules(of object: StoredObject, cascadedFrom owner: CascadeOwner? = nil) {
+        let relationships = object.entity.layout.relationships
+        for offset in relationships.indices {
+            // The to-one back to the cascading owner, deleted already: its rule comes to what the
+            // general path below does for it (a cascade ends at the owner, a nullify raises the
+            // owner's version), without reading the owner's ID out of the URI per member.
+            if let owner, relationships[offset].storagePosition == owner.position,
+               case .string(let uri) = object.current[owner.position], uri == owner.uri {
+                if relationships[offset].description.deleteRule == .nullify && !owner.object.insertedFlag {
+                    owner.object.membershipChangedFlag = true
+                }
+                continue
+            }
+            let relationship = relationships[offset]
+            if core.schema.hasManyToMany, let end = core.schema.manyToManyEnd(object.entity.name, relationship.name) {
                 applyLinkDeleteRule(of: object, end)
                 continue
             }
@@ -19,7 +41,7 @@ extension ObjectContext {
                 guard let id = StoredObject.referencedID(object.current[position]) else { continue }
                 switch rule {
                 case .nullify:
-                    if let end = core.schema.oneToOneEnd(object.entity.name, relationship.name) {
+                    if core.schema.hasOneToOne, let end = core.schema.oneToOneEnd(object.entity.name, relationship.name) {
                         if let partner = try? existingObject(with: id), !partner.deletedFlag,
                            partner.current[end.inversePosition] == .string(object.storedID.uriString) {
                             partner.setReference(.null, at: end.inversePosition)
@@ -40,6 +62,12 @@ extension ObjectContext {
                 members = try fetch(object.memberRequest(relationship))
             } catch {
                 deleteRuleFailure = deleteRuleFailure ?? error
+                continue
+            }
+            let inverse = members.first?.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition
+            if rule == .cascade, let inverse {
+                let owner = CascadeOwner(object: object, position: inverse, uri: object.storedID.uriString)
+                for member in members { delete(member, cascadedFrom: owner) }
                 continue
             }
             for member in members {

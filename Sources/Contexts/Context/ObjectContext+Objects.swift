@@ -88,6 +88,11 @@ extension ObjectContext {
     /// try context.save()
     /// ```
     public func delete(_ object: StoredObject) {
+        delete(object, cascadedFrom: nil)
+    }
+
+    /// `delete(_:)` of an object that `owner`'s cascade deletes (nil: any other delete).
+    func delete(_ object: StoredObject, cascadedFrom owner: CascadeOwner?) {
         checkQueue()
         checkOwnership(object, "delete(_:)")
         // Deleted already: a cascade that comes back to it ends here.
@@ -96,7 +101,7 @@ extension ObjectContext {
         if object.insertedFlag {
             if hasRules {
                 object.deletedFlag = true
-                applyDeleteRules(of: object)
+                applyDeleteRules(of: object, cascadedFrom: owner)
             }
             forget(object, reason: "its insertion was deleted before being saved")
             return
@@ -104,7 +109,7 @@ extension ObjectContext {
         // The delete is conditional on the version read, so it needs the record loaded.
         if object.isFaultStorage { fulfillFault(object) }
         object.deletedFlag = true
-        if hasRules { applyDeleteRules(of: object) }
+        if hasRules { applyDeleteRules(of: object, cascadedFrom: owner) }
     }
 
     /// The object with `id`: the registered one, or a new fault that loads on first use

@@ -148,7 +148,8 @@ public final class StoredObject {
     /// Values of an object with to-ones changed: its context's held references may be stale.
     @inline(__always)
     func noteGraphChange() {
-        if !entity.layout.relationships.isEmpty, case .registered = lifecycle { owner?.graphEpoch &+= 1 }
+        // Through `withContext`: `owner` retained and released the context per flag set.
+        if !entity.layout.relationships.isEmpty, case .registered = lifecycle { _ = link?.withContext { $0.graphEpoch &+= 1 } }
     }
 
     /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then

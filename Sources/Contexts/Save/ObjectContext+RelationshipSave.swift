@@ -22,7 +22,7 @@ extension ObjectContext {
         if core.schema.hasManyToMany { try prepareLinksForSave() }
         for object in objectsInOrder where !object.isFaultStorage && !object.entity.layout.relationships.isEmpty {
             if object.deletedFlag {
-                try checkDenyRules(of: object)
+                if object.entity.layout.hasDenyRule { try checkDenyRules(of: object) }
                 continue
             }
             guard object.insertedFlag || object.hasChangedValues else { continue }
@@ -85,18 +85,37 @@ extension ObjectContext {
     ///
     /// The owner's delete is conditioned on its version and every membership change raises it,
     /// so the commit fails if the store's members change before it.
+    ///
+    /// `deletedAreDeletes`: every object deleted in this context is in `entries` as a delete (so
+    /// before any conflict round: the save made one entry per changed object). Then a member
+    /// the context deleted, a cascade's usual member, is settled without a lookup: its entry
+    /// is a delete already.
     @discardableResult
-    func includeStoreMembers(ofDeletesAmong candidates: [Int], in entries: inout [SaveEntry]) throws -> Bool {
+    func includeStoreMembers(ofDeletesAmong candidates: [Int], in entries: inout [SaveEntry], deletedAreDeletes: Bool = false) throws -> Bool {
         var worklist = candidates.filter { entries[$0].isDelete }
         guard !worklist.isEmpty else { return false }
+        // Many-to-many links look entries up by object whatever their step.
+        let skipsDeleted = deletedAreDeletes && !core.schema.hasManyToMany
+        /// Whether `object` is one this context deleted, settled as a delete already.
+        func settled(_ object: StoredObject) -> Bool { skipsDeleted && object.deletedFlag && !object.isFaultStorage }
         var entryOfObject: [ObjectIdentifier: Int] = [:]
-        for (index, entry) in entries.enumerated() { entryOfObject[ObjectIdentifier(entry.object)] = index }
+        entryOfObject.reserveCapacity(entries.count)
+        // By index, not by element: iterating the entries copied each one (a retain and a release
+        // of all it holds). Settled objects' entries are never looked up.
+        for index in entries.indices where !settled(entries[index].object) {
+            entryOfObject[ObjectIdentifier(entries[index].object)] = index
+        }
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
-            // A to-many's members, or the objects whose one-to-one end names the owner.
-            for relationship in owner.entity.layout.relationships
-            where relationship.isToMany || core.schema.oneToOneEnd(owner.entity.name, relationship.name) != nil {
+            let relationships = owner.entity.layout.relationships
+            for position in relationships.indices {
+                // A to-many's members, or the objects whose one-to-one end names the owner (looked
+                // up only in a schema that has one-to-ones: a cascade's members are mostly to-ones).
+                guard relationships[position].isToMany
+                    || (core.schema.hasOneToOne && core.schema.oneToOneEnd(owner.entity.name, relationships[position].name) != nil)
+                else { continue }
+                let relationship = relationships[position]
                 if let end = core.schema.manyToManyEnd(owner.entity.name, relationship.name) {
                     if try includeStoreLinks(of: index, end, in: &entries, entryOfObject: &entryOfObject, worklist: &worklist) { added = true }
                     continue
@@ -107,7 +126,9 @@ extension ObjectContext {
                 if rule == .deny {
                     // Members this context moved away count no more (`checkDenyRules` counted its view).
                     let remaining = memberIDs.filter { id in
-                        guard let member = registeredObject(for: id), let existing = entryOfObject[ObjectIdentifier(member)] else { return true }
+                        guard let member = registeredObject(for: id) else { return true }
+                        if settled(member) { return false }
+                        guard let existing = entryOfObject[ObjectIdentifier(member)] else { return true }
                         return !entries[existing].writesNoReference(to: entries[index].id, relationship)
                     }
                     if !remaining.isEmpty {
@@ -117,6 +138,7 @@ extension ObjectContext {
                     continue
                 }
                 for id in memberIDs {
+                    if let registered = registeredObject(for: id), settled(registered) { continue }
                     // Gone meanwhile (nil): the commit's conditions tell.
                     guard let member = try loadedMember(id) else { continue }
                     if let existing = entryOfObject[ObjectIdentifier(member)] {

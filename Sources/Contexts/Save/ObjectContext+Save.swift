@@ -245,7 +245,7 @@ extension ObjectContext {
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
             let deletes = entries.indices.filter { entries[$0].isDelete }
-            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries) {
+            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries, deletedAreDeletes: true) {
                 try nullifyReferencesToDeleted(in: &entries)
                 addedEntries = true
             }
@@ -399,16 +399,18 @@ extension ObjectContext {
         }
         // The ID lists are made at their final size (a save of many objects regrew them a
         // dozen times).
-        var updates = 0, inserts = 0
+        var updates = 0, inserts = 0, deletes = 0
         for index in entries.indices {
             switch entries[index].step {
             case .insert, .update:
                 if entries[index].updatesStoredRecord { updates += 1 } else { inserts += 1 }
+            case .delete, .dropDeleted: deletes += 1
             default: break
             }
         }
         var updated: [ObjectID] = [], inserted: [ObjectID] = [], deleted: [ObjectID] = [], tookStore: [ObjectID] = []
         inserted.reserveCapacity(inserts)
+        deleted.reserveCapacity(deletes)
         // While the updates match `willSaveUpdates` from its end, `updated` stays empty and
         // `matched` counts them; at the first that does not, the matched ones are copied in.
         var matched = 0

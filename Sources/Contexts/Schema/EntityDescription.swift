@@ -205,6 +205,9 @@ package final class EntityLayout: Sendable {
     let uniquenessConstraints: [UniquenessConstraintLayout]
     /// The entity's name in the recorded schema of a store made before a rename, or nil.
     let renamingIdentifier: String?
+    /// Whether a relationship's delete rule is `deny`: a save deleting an object of the entity
+    /// counts those destinations (most entities have none, and skip the pass over their relationships).
+    let hasDenyRule: Bool
 
     init(name: String, attributes declared: [AttributeDescription], relationships: [RelationshipDescription] = [],
          indexes: [[String]] = [], uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil,
@@ -228,6 +231,7 @@ package final class EntityLayout: Sendable {
             }
         }
         self.relationships = relationshipLayouts
+        hasDenyRule = relationships.contains { $0.deleteRule == .deny }
         self.attributes = attributes
         tableName = StorageMapping.table(for: name)
         var index: [String: Int] = [:]

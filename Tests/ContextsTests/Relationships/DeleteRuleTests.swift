@@ -61,6 +61,49 @@ struct DeleteRuleTests {
         }
     }
 
+    @Test("a cascade's members leave their deleted owner as a nullify of their to-one does: changed, unless their rule cascades back")
+    func cascadeMarksTheOwnerAsItsMembersRulesDo() throws {
+        // The members' to-one back to the owner is applied by a shortcut (`CascadeOwner`): it must
+        // leave the owner's membership flag as the general path does, which a child pushes.
+        for (departmentRule, marked) in [(RelationshipDescription.DeleteRule.nullify, true), (.cascade, false), (.noAction, false)] {
+            try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade, departmentRule: departmentRule)) { store in
+                let org = try store.seedOrg()
+                let context = store.context("A")
+                try context.performAndWait {
+                    let eng = try context.existingObject(with: org.eng)
+                    context.delete(eng)
+                    #expect(eng.isUpdated == marked)
+                    #expect(Set(context.deletedObjects.map(\.objectID)) == [org.eng, org.ann, org.bob])
+                    try context.save()
+                    #expect(Set(context.lastSaveReport?.deletedObjectIDs ?? []) == [org.eng, org.ann, org.bob])
+                }
+                for id in [org.eng, org.ann, org.bob] { #expect(try store.committed(id) == nil) }
+                #expect(try store.problems() == [])
+            }
+        }
+    }
+
+    @Test("a cascade in a child context reaches the parent whole, and its save deletes every member")
+    func cascadeInAChild() throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
+            let org = try store.seedOrg()
+            let root = store.context("root")
+            let child = root.newChildContext()
+            try child.performAndWait {
+                child.delete(try child.existingObject(with: org.eng))
+                try child.save()
+                #expect(Set(child.lastSaveReport?.deletedObjectIDs ?? []) == [org.eng, org.ann, org.bob])
+            }
+            try root.performAndWait {
+                #expect(Set(root.deletedObjects.map(\.objectID)) == [org.eng, org.ann, org.bob])
+                try root.save()
+            }
+            for id in [org.eng, org.ann, org.bob] { #expect(try store.committed(id) == nil) }
+            #expect(try store.committed(org.ops) != nil)
+            #expect(try store.problems() == [])
+        }
+    }
+
     @Test("deny: a department with employees cannot be deleted; the save fails naming it and writes nothing")
     func deny() throws {
         try withOrgStore(schema: OrgModel.schema(employeesRule: .deny)) { store in
@@ -85,6 +128,24 @@ struct DeleteRuleTests {
             }
             #expect(before != nil)
             #expect(try store.committed(org.eng) == nil)
+            #expect(try store.problems() == [])
+        }
+    }
+
+    @Test("deny counts the store's members the save leaves in place: none when one is deleted and the other moved in the same save")
+    func denyPassesWhenTheSaveEmptiesTheRelationship() throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .deny)) { store in
+            let org = try store.seedOrg()
+            let context = store.context("A")
+            try context.performAndWait {
+                let ops = try context.existingObject(with: org.ops)
+                context.delete(try context.existingObject(with: org.ann))
+                try context.existingObject(with: org.bob).setDestination(ops, of: "department")
+                context.delete(try context.existingObject(with: org.eng))
+                try context.save()
+            }
+            #expect(try store.committed(org.eng) == nil && store.committed(org.ann) == nil)
+            #expect(try store.committed(org.bob)?.values.value(of: "department") == .string(org.ops.uriString))
             #expect(try store.problems() == [])
         }
     }
