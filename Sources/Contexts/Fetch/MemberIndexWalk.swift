@@ -1,3 +1,4 @@
+import Foundation
 import Policies
 
 /// A prefetch of a to-many's members for many owners, read in one pass over the inverse
@@ -20,6 +21,8 @@ struct MemberIndexWalk {
     /// Each owner's reference (its ID's URI), and that reference's key prefix in the index.
     private let references: [String]
     private let prefixes: [[UInt8]]
+    /// The owners' positions in their prefixes' order: the index's.
+    private let order: [Int]
 
     /// The walk for `owners`' members of `relationship`, or nil when the fetch must answer.
     static func make(
@@ -45,8 +48,73 @@ struct MemberIndexWalk {
             references.append(reference)
             prefixes.append(prefix)
         }
+        let order = prefixes.indices.sorted { placement(of: prefixes[$0], prefixes[$1]) < 0 }
         return MemberIndexWalk(context: context, members: members, index: index, owners: owners,
-                               references: references, prefixes: prefixes)
+                               references: references, prefixes: prefixes, order: order)
+    }
+
+    /// The primary keys of the owners' entries, owner after owner in `order`, and where each
+    /// owner's end (one per owner, in `order`).
+    ///
+    /// The owners' ranges are walked in key order by one cursor walk, which passes over the few
+    /// entries of other owners between them and starts again at the next owner's range only
+    /// after many: a walk for each owner's ten members cost about 1,000 instructions a member.
+    private func entries(in view: any StorageReadView) throws -> (keys: [UInt64], ends: [Int]) {
+        var keys: [UInt64] = [], ends: [Int] = []
+        ends.reserveCapacity(order.count)
+        guard let last = order.last else { return (keys, ends) }
+        let upper = IndexKeyEncoding.successor(ofPrefix: prefixes[last])
+        var next = 0  // the position in `order` of the owner whose range is next or being walked
+        while next < order.count {
+            var skipped = 0
+            var restart = false
+            try view.forEach(in: index.tableName, from: prefixes[order[next]], to: upper, reverse: false) { entry, _, _ in
+                while true {
+                    let placement = Self.placement(of: entry, prefixes[order[next]])
+                    if placement == 0 {
+                        if let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) { keys.append(primaryKey) }
+                        return true
+                    }
+                    if placement < 0 {
+                        // Another owner's entry, before this owner's range.
+                        skipped += 1
+                        restart = skipped > Self.passedOverLimit
+                        return !restart
+                    }
+                    ends.append(keys.count)
+                    next += 1
+                    skipped = 0
+                    if next == order.count { return false }
+                }
+            }
+            // The walk reached the index's end: the owners left have no entries.
+            if !restart {
+                while next < order.count {
+                    ends.append(keys.count)
+                    next += 1
+                }
+            }
+        }
+        return (keys, ends)
+    }
+
+    /// Entries of other owners passed over before the walk starts again at the next owner's
+    /// range: a step to the next entry costs a few hundred instructions, a new walk about ten times that.
+    private static let passedOverLimit = 8
+
+    /// 0 when `entry` starts with `prefix`; below 0 when it sorts before the prefix's range,
+    /// above 0 after it.
+    private static func placement(of entry: [UInt8], _ prefix: [UInt8]) -> Int {
+        entry.withUnsafeBytes { placement(of: $0, prefix) }
+    }
+
+    private static func placement(of entry: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Int {
+        prefix.withUnsafeBytes { prefix in
+            let common = min(entry.count, prefix.count)
+            let order = common == 0 ? 0 : Int(memcmp(entry.baseAddress!, prefix.baseAddress!, common))
+            if order != 0 { return order }
+            return entry.count < prefix.count ? -1 : 0
+        }
     }
 
     /// Reads every owner's members, registers them, and returns them all with each owner's list.
@@ -58,21 +126,13 @@ struct MemberIndexWalk {
             do {
                 // Every owner's entries first (their primary keys, and where each owner's end),
                 // then the records in one visit.
-                var keys: [UInt64] = [], ends: [Int] = []
-                ends.reserveCapacity(owners.count)
-                for prefix in prefixes {
-                    try view.forEach(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix),
-                                     reverse: false) { entry, _, _ in
-                        if let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: entry) { keys.append(primaryKey) }
-                        return true
-                    }
-                    ends.append(keys.count)
-                }
+                let (keys, ends) = try entries(in: view)
                 made.reserveCapacity(keys.count)
                 ids.reserveCapacity(keys.count)
-                var owner = 0
+                var walked = 0
                 try view.visitRecords(in: layout.tableName, primaryKeys: keys) { (position, value, version) throws(ContextError) in
-                    while position >= ends[owner] { owner += 1 }
+                    while position >= ends[walked] { walked += 1 }
+                    let owner = order[walked]
                     guard let value else { return }  // an entry whose record is gone: as the fetch, skipped
                     let id = ObjectID(entityName: layout.name, primaryKey: keys[position])
                     let values: ObjectValues
