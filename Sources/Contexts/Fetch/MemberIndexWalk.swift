@@ -120,7 +120,7 @@ struct MemberIndexWalk {
     /// Reads every owner's members, registers them, and returns them all with each owner's list.
     func run() throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])]) {
         let layout = members.layout
-        var made: [StoredObject] = [], ids: [ObjectID] = []
+        var made: [StoredObject] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
         try context.withReadView { (view) throws(ContextError) in
             do {
@@ -128,7 +128,10 @@ struct MemberIndexWalk {
                 // then the records in one visit.
                 let (keys, ends) = try entries(in: view)
                 made.reserveCapacity(keys.count)
-                ids.reserveCapacity(keys.count)
+                // Each list made at its size: grown by appends, ten members reallocated it four times.
+                for (walked, owner) in order.enumerated() {
+                    lists[owner].reserveCapacity(ends[walked] - (walked == 0 ? 0 : ends[walked - 1]))
+                }
                 var walked = 0
                 try view.visitRecords(in: layout.tableName, primaryKeys: keys) { (position, value, version) throws(ContextError) in
                     while position >= ends[walked] { walked += 1 }
@@ -144,7 +147,6 @@ struct MemberIndexWalk {
                     let object = StoredObject(entity: members, id: id, values: values, version: version)
                     context.attach(object)
                     made.append(object)
-                    ids.append(id)
                     lists[owner].append(object)
                 }
             } catch {
@@ -152,7 +154,7 @@ struct MemberIndexWalk {
             }
         }
         // Registered together, as a fetch's objects are: a walk that fails registers nothing.
-        context.register(made: made, ids: ids)
+        context.register(made: made)
         return (made, Array(zip(owners, lists)))
     }
 }
