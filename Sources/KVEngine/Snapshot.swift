@@ -208,11 +208,22 @@ public final class Snapshot: @unchecked Sendable {
             if keys.count > 1, let handle {
                 let cursor = try state.cursors.take(handle, in: transaction)
                 defer { state.cursors.keep(cursor, table: handle) }
+                // The key of the record the cursor stands on, when a lookup left it on one: the
+                // next key up is tried at the next record first (one step, not a search).
+                var standsOn: UInt64? = nil
                 for position in keys.indices {
-                    var key = keys[position].bigEndian
+                    let number = keys[position]
+                    var key = number.bigEndian
                     try withUnsafeBytes(of: &key) { (key) throws in
-                        try StoredState.lookup(rawKey: key, in: table, cursor: cursor, overlay: overlay, floor: floor, version: version)
-                            .deliver(at: position, body)
+                        let found = try StoredState.lookup(
+                            rawKey: key, in: table, cursor: cursor, nextFirst: standsOn.map { $0 &+ 1 == number } ?? false,
+                            overlay: overlay, floor: floor, version: version)
+                        switch found {
+                        case .stored: standsOn = number
+                        case .absent: standsOn = nil
+                        case .overlay: break  // the cursor did not move
+                        }
+                        try found.deliver(at: position, body)
                     }
                 }
                 return
@@ -545,8 +556,10 @@ enum StoredState {
     }
 
     /// `lookup(rawKey:…)` through `cursor`, open on the table's handle: the same states, the
-    /// key found from where the cursor stands (left on it for the next).
-    static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, cursor: LMDBCursor,
+    /// key found from where the cursor stands (left on it for the next). `nextFirst`: the
+    /// cursor stands on the record just before `key` if it exists, so the next record is
+    /// looked at before searching.
+    static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, cursor: LMDBCursor, nextFirst: Bool,
                        overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
         if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
             guard state.entries.mayHold(key) else { return nil }
@@ -554,7 +567,10 @@ enum StoredState {
         }) {
             return .overlay(entry)
         }
-        guard let found = try cursor.record(at: key) else { return .absent }
+        var found: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? = nil
+        if nextFirst, let next = try cursor.next(), Snapshot.compare(next.key, key) == 0 { found = next }
+        if found == nil { found = try cursor.record(at: key) }
+        guard let found else { return .absent }
         let record = try RecordCodec.decode(key: key, stored: found.data, table: table)
         return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
     }

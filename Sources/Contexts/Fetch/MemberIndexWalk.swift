@@ -48,7 +48,13 @@ struct MemberIndexWalk {
             references.append(reference)
             prefixes.append(prefix)
         }
-        let order = prefixes.indices.sorted { placement(of: prefixes[$0], prefixes[$1]) < 0 }
+        var order = Array(prefixes.indices)
+        // Through the buffers: the arrays' subscripts retained and released each prefix per comparison.
+        prefixes.withUnsafeBufferPointer { prefixes in
+            order.sort { left, right in
+                prefixes[left].withUnsafeBytes { left in prefixes[right].withUnsafeBytes { placement(of: left, $0) < 0 } }
+            }
+        }
         return MemberIndexWalk(context: context, members: members, index: index, owners: owners,
                                references: references, prefixes: prefixes, order: order)
     }
@@ -104,17 +110,15 @@ struct MemberIndexWalk {
 
     /// 0 when `entry` starts with `prefix`; below 0 when it sorts before the prefix's range,
     /// above 0 after it.
-    private static func placement(of entry: [UInt8], _ prefix: [UInt8]) -> Int {
-        entry.withUnsafeBytes { placement(of: $0, prefix) }
+    private static func placement(of entry: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Int {
+        prefix.withUnsafeBytes { placement(of: entry, $0) }
     }
 
-    private static func placement(of entry: UnsafeRawBufferPointer, _ prefix: [UInt8]) -> Int {
-        prefix.withUnsafeBytes { prefix in
-            let common = min(entry.count, prefix.count)
-            let order = common == 0 ? 0 : Int(memcmp(entry.baseAddress!, prefix.baseAddress!, common))
-            if order != 0 { return order }
-            return entry.count < prefix.count ? -1 : 0
-        }
+    private static func placement(of entry: UnsafeRawBufferPointer, _ prefix: UnsafeRawBufferPointer) -> Int {
+        let common = min(entry.count, prefix.count)
+        let order = common == 0 ? 0 : Int(memcmp(entry.baseAddress!, prefix.baseAddress!, common))
+        if order != 0 { return order }
+        return entry.count < prefix.count ? -1 : 0
     }
 
     /// Reads every owner's members, registers them, and returns them all with each owner's list.
