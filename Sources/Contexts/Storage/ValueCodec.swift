@@ -274,10 +274,10 @@ package enum ValueCodec {
         return try decodeAnyProperties(bytes, layout: layout)
     }
 
-    /// `decode(_:layout:)`, where a string value whose bytes are `shared`'s is `shared` itself:
-    /// records known to hold one string (members' reference to their owner) share its storage
-    /// instead of allocating a copy each.
-    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: String) throws(ValueCodecError) -> ObjectValues {
+    /// `decode(_:layout:)`, where the string value of one attribute may be a string `shared`
+    /// already holds: records that repeat a few strings (members' references to their owners)
+    /// share their storage instead of allocating a copy each.
+    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings) throws(ValueCodecError) -> ObjectValues {
         if let values = decodeAttributes(bytes, layout: layout, sharing: shared) { return values }
         return try decodeAnyProperties(bytes, layout: layout)
     }
@@ -285,7 +285,7 @@ package enum ValueCodec {
     /// The common case, kept lean: a well-formed record whose properties are all attributes of
     /// the entity (of at most 64 attributes). Nil for anything else, which
     /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.
-    private static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: String?) -> ObjectValues? {
+    private static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings?) -> ObjectValues? {
         guard layout.count <= 64 else { return nil }
         var reader = Reader(bytes: bytes)
         guard let count = try? reader.header() else { return nil }
@@ -307,7 +307,7 @@ package enum ValueCodec {
                     position = found
                 }
                 guard seen & (1 << UInt64(position)) == 0,
-                      let value = try? reader.value(sharing: shared)
+                      let value = try? reader.value(sharing: position == shared?.position ? shared : nil)
                 else { return nil }
                 seen |= 1 << UInt64(position)
                 // The slot is unseen, so still `.null`, which owns nothing: initialized over, not
@@ -445,8 +445,8 @@ package enum ValueCodec {
             try text(in: try nameRange())
         }
 
-        /// A tag and its payload; a string with `shared`'s bytes is `shared`.
-        mutating func value(sharing shared: String? = nil) throws(ValueCodecError) -> AttributeValue {
+        /// A tag and its payload; a string `shared` holds is `shared`'s.
+        mutating func value(sharing shared: SharedStrings? = nil) throws(ValueCodecError) -> AttributeValue {
             let tagOffset = offset
             guard let tagByte = nextByte() else { throw ValueCodecError(offset: tagOffset, problem: .truncated) }
             guard let tag = Tag(rawValue: tagByte) else {
@@ -527,15 +527,10 @@ package enum ValueCodec {
         }
 
         /// The UTF-8 text in `range` (within the input); `advancing` moves past it.
-        mutating func text(in range: Range<Int>, advancing: Bool = false, sharing shared: String? = nil) throws(ValueCodecError) -> String {
+        mutating func text(in range: Range<Int>, advancing: Bool = false, sharing shared: SharedStrings? = nil) throws(ValueCodecError) -> String {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
             if advancing { offset = range.upperBound }
-            // The same bytes are the same string: `shared` is valid UTF-8 already.
-            if let shared, shared.utf8.withContiguousStorageIfAvailable({
-                $0.count == raw.count && !raw.isEmpty && memcmp($0.baseAddress!, raw.baseAddress!, raw.count) == 0
-            }) == true {
-                return shared
-            }
+            if let text = shared?.string(raw) { return text }
             // ASCII (names always, most text) is valid UTF-8 as it is; anything else is
             // validated strictly, because `String(decoding:)` would repair it silently.
             if Self.isASCII(raw) {

@@ -4,12 +4,13 @@ import Foundation
 import Policies
 import Testing
 
-/// A prefetch of a to-many read by one walk of the inverse's index (MemberIndexWalk): its lists
+/// A prefetch of a to-many read in one pass (MemberPrefetch: a walk of the inverse's index, or a
+/// scan of the members' table when the owners are most of theirs): its lists
 /// are the ones a fetch per owner finds, and the members it makes are ordinary objects of the
 /// context: registered and uniqued by ID, loaded, carrying the version read, tracking changes,
 /// and forgotten by a reset. A context that holds members takes the fetch's path instead.
-@Suite("Relationships: the prefetch's walk of the inverse index")
-struct MemberIndexWalkTests {
+@Suite("Relationships: the to-many prefetch's one pass")
+struct MemberPrefetchTests {
     /// Departments d0…d(count-1) (primary keys 1…count, so their references include prefixes of
     /// one another: p1, p10, p100), department i with i % 4 employees; the departments' IDs.
     static func seed(_ store: OrgStore, departments count: Int) throws -> [ObjectID] {
@@ -23,6 +24,8 @@ struct MemberIndexWalkTests {
                     insert("Person", ["name": "p\(index)-\(member)"], in: context).setDestination(department, of: "department")
                 }
             }
+            // People of no department: the scan reads their records and keeps none.
+            for index in 0..<5 { _ = insert("Person", ["name": "nobody \(index)"], in: context) }
             try context.save()
             return departments.map(\.objectID)
         }
@@ -59,6 +62,35 @@ struct MemberIndexWalkTests {
                 let expected = try fetching.performAndWait { try Self.fetched(owners, in: fetching) }
                 #expect(lists == expected)
                 #expect(lists.count == owners.count)
+            }
+        }
+    }
+
+    @Test("an owner is found from a reference's bytes: its canonical URI exactly, other forms as strings compare")
+    func ownerOfReferenceBytes() throws {
+        try withOrgStore { store in
+            let ids = try Self.seed(store, departments: 12)
+            let context = store.context("A")
+            try context.performAndWait {
+                let unsaved = context.insert(entity: "Department")
+                let owners = [ids[0], ids[9], ids[10], ids[11]].map { context.object(with: $0) } + [unsaved]
+                let references = try #require(OwnerReferences(owners: owners))
+                func found(_ text: String) -> (owner: Int, exact: Bool)? {
+                    Array(text.utf8).withUnsafeBytes { references.owner(ofBytes: $0) }
+                }
+                for (position, owner) in owners.enumerated() {
+                    let result = found(owner.objectID.uriString)
+                    #expect(result?.owner == position && result?.exact == true, "\(owner.objectID)")
+                }
+                let key = try #require(ids[9].primaryKey)
+                #expect(found("cairn://Department/p0\(key)") == nil)  // not canonical, and no owner's string
+                #expect(found("cairn://Department/p\(try #require(ids[1].primaryKey))") == nil)  // not an owner
+                #expect(found("cairn://Person/p\(key)") == nil && found("cairn://Department/p") == nil)
+                #expect(found("cairn://Department/p99999999999999999999999") == nil)
+                #expect(found("") == nil && found("é") == nil)
+                #expect(references.owner(of: ids[10].uriString) == 2 && references.owner(of: "x") == nil)
+                // Two owners that are one object: no references (the fetch answers).
+                #expect(OwnerReferences(owners: [owners[0], owners[0]]) == nil)
             }
         }
     }
