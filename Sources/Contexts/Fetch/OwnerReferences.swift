@@ -21,6 +21,9 @@ package final class OwnerReferences {
     private let denseBase: UInt64
     /// `cairn://<Entity>/p`: the bytes every canonical permanent reference to an owner starts with.
     private let keyPrefix: [UInt8]
+    /// The owner last found from a canonical reference, and that reference's bytes.
+    @exclusivity(unchecked) private var lastExact: Int? = nil
+    @exclusivity(unchecked) private var lastBytes: [UInt8] = []
     /// The owners by reference string, made when a reference is not canonical (none usually).
     private var ownerByReference: [String: Int]? = nil
 
@@ -54,9 +57,19 @@ package final class OwnerReferences {
     /// The owner that the reference with these bytes names, or nil; `exact`: its reference has
     /// exactly these bytes.
     package func owner(ofBytes bytes: UnsafeRawBufferPointer) -> (owner: Int, exact: Bool)? {
+        // Members come owner by owner (a scan in key order, a walk by owner): the last owner's
+        // bytes first, one comparison instead of reading the key.
+        if let last = lastExact, lastBytes.count == bytes.count,
+           lastBytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+            return (last, true)
+        }
         if let key = canonicalKey(bytes) {
             // A canonical reference is its owner's URI byte for byte, or no owner's.
-            return ownerOfKey(key).map { ($0, true) }
+            guard let owner = ownerOfKey(key) else { return nil }
+            lastExact = owner
+            lastBytes.removeAll(keepingCapacity: true)
+            lastBytes.append(contentsOf: bytes)
+            return (owner, true)
         }
         guard let text = String(validating: bytes, as: UTF8.self), let owner = owner(of: text) else { return nil }
         return (owner, references[owner].utf8.elementsEqual(bytes))
