@@ -16,7 +16,8 @@ import Policies
 /// It answers only when nothing in memory can change that answer: a root context holding no
 /// object of the members' entity (so no in-memory values, pending insert or delete, or fault to
 /// load), an unordered to-many, an index on exactly the inverse, distinct owners whose
-/// references the index keeps whole. Otherwise `make` is nil and the fetch answers.
+/// references the index keeps whole (for a walk). Otherwise `make` or `run` is nil and the
+/// fetch answers.
 struct MemberPrefetch {
     private let context: ObjectContext
     private let members: EntityDescription
@@ -25,8 +26,6 @@ struct MemberPrefetch {
     private let references: OwnerReferences
     /// Where the members' records hold their to-one.
     private let inversePosition: Int
-    /// Each owner's reference's key prefix in the index.
-    private let prefixes: [[UInt8]]
 
     /// The prefetch of `owners`' members of `relationship`, or nil when the fetch must answer.
     static func make(
@@ -41,33 +40,37 @@ struct MemberPrefetch {
         // Any registered member (fault, loaded, inserted or deleted) is the fetch's to handle.
         let layout = members.layout
         guard !context.objectsInOrder.contains(where: { $0.entity.layout === layout }) else { return nil }
-        var prefixes: [[UInt8]] = []
-        prefixes.reserveCapacity(owners.count)
-        for reference in references.references {
-            var prefix: [UInt8] = []
-            // A reference cut at the cap shares its entries with others: the fetch tests them.
-            guard IndexKeyEncoding.append(.string(reference), to: &prefix, cap: index.contentCap) else { return nil }
-            prefixes.append(prefix)
-        }
         return MemberPrefetch(context: context, members: members, index: index, owners: owners, references: references,
-                              inversePosition: inversePosition, prefixes: prefixes)
+                              inversePosition: inversePosition)
     }
 
-    /// Reads every owner's members, registers them, and returns them all with each owner's list.
-    func run() throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])]) {
+    /// Reads every owner's members, registers them, and returns them all with each owner's
+    /// list; nil (nothing read or registered) when the fetch must answer after all.
+    func run() throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])])? {
         var made: [StoredObject] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
-        try context.withReadView { (view) throws(ContextError) in
+        let answered = try context.withReadView { (view) throws(ContextError) -> Bool in
             do {
                 if try scans(view) {
                     try scan(view, made: &made, lists: &lists)
-                } else {
-                    try walk(view, made: &made, lists: &lists)
+                    return true
                 }
+                // The owners' key prefixes in the index, made only for a walk.
+                var prefixes: [[UInt8]] = []
+                prefixes.reserveCapacity(owners.count)
+                for reference in references.references {
+                    var prefix: [UInt8] = []
+                    // A reference cut at the cap shares its entries with others: the fetch tests them.
+                    guard IndexKeyEncoding.append(.string(reference), to: &prefix, cap: index.contentCap) else { return false }
+                    prefixes.append(prefix)
+                }
+                try walk(view, prefixes: prefixes, made: &made, lists: &lists)
+                return true
             } catch {
                 throw ContextError(readFailure: error)
             }
         }
+        guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
         context.register(made: made)
         return (made, Array(zip(owners, lists)))
@@ -102,7 +105,7 @@ struct MemberPrefetch {
     }
 
     /// The walk: the owners' index ranges, then their records by key.
-    private func walk(_ view: any StorageReadView, made: inout [StoredObject], lists: inout [[StoredObject]]) throws {
+    private func walk(_ view: any StorageReadView, prefixes: [[UInt8]], made: inout [StoredObject], lists: inout [[StoredObject]]) throws {
         var order = Array(prefixes.indices)
         // Through the buffers: the arrays' subscripts retained and released each prefix per comparison.
         prefixes.withUnsafeBufferPointer { prefixes in
@@ -112,7 +115,7 @@ struct MemberPrefetch {
         }
         // Every owner's entries first (their primary keys, and where each owner's end), then
         // the records in one visit.
-        let (keys, ends) = try entries(in: view, order: order)
+        let (keys, ends) = try entries(in: view, prefixes: prefixes, order: order)
         made.reserveCapacity(keys.count)
         // Each list made at its size: grown by appends, ten members reallocated it four times.
         for (walked, owner) in order.enumerated() {
@@ -152,7 +155,7 @@ struct MemberPrefetch {
     /// The owners' ranges are walked in key order by one cursor walk, which passes over the few
     /// entries of other owners between them and starts again at the next owner's range only
     /// after many: a walk for each owner's ten members cost about 1,000 instructions a member.
-    private func entries(in view: any StorageReadView, order: [Int]) throws -> (keys: [UInt64], ends: [Int]) {
+    private func entries(in view: any StorageReadView, prefixes: [[UInt8]], order: [Int]) throws -> (keys: [UInt64], ends: [Int]) {
         var keys: [UInt64] = [], ends: [Int] = []
         ends.reserveCapacity(order.count)
         guard let last = order.last else { return (keys, ends) }

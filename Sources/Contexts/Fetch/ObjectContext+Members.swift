@@ -28,7 +28,10 @@ extension ObjectContext {
             throw ContextError.unknownAttribute(entity: destination.name, attribute: relationship.description.inverse)
         }
         return try readingKept(relationship.name) { () throws(ContextError) in
-            if let prefetch = MemberPrefetch.make(self, owners: owners, relationship, members: destination) { return try prefetch.run() }
+            if let prefetch = MemberPrefetch.make(self, owners: owners, relationship, members: destination),
+               let read = try prefetch.run() {
+                return read
+            }
             let uris = owners.map(\.storedID.uriString)
             // Sorted by order key for an ordered to-many: each owner's members keep their relative order.
             let members = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, uris.map(AttributeValue.string)),
