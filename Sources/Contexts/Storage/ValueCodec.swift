@@ -289,6 +289,9 @@ package enum ValueCodec {
         guard layout.count <= 64 else { return nil }
         var reader = Reader(bytes: bytes)
         guard let count = try? reader.header() else { return nil }
+        // Read once: the loop compares positions, not an optional's field, per value (the
+        // comparison cost decode without sharing about 1%).
+        let sharedPosition = shared?.position ?? -1
         var complete = false
         let values = ObjectValues(count: layout.count) { slots -> PropertyValues? in
             var seen: UInt64 = 0
@@ -307,7 +310,7 @@ package enum ValueCodec {
                     position = found
                 }
                 guard seen & (1 << UInt64(position)) == 0,
-                      let value = try? reader.value(sharing: position == shared?.position ? shared : nil)
+                      let value = position == sharedPosition ? try? reader.value(sharing: shared!) : try? reader.value()
                 else { return nil }
                 seen |= 1 << UInt64(position)
                 // The slot is unseen, so still `.null`, which owns nothing: initialized over, not
@@ -445,8 +448,21 @@ package enum ValueCodec {
             try text(in: try nameRange())
         }
 
-        /// A tag and its payload; a string `shared` holds is `shared`'s.
-        mutating func value(sharing shared: SharedStrings? = nil) throws(ValueCodecError) -> AttributeValue {
+        /// `value()`, where a string `shared` holds is `shared`'s.
+        mutating func value(sharing shared: SharedStrings) throws(ValueCodecError) -> AttributeValue {
+            guard offset < bytes.count, bytes[offset] == Tag.string.rawValue else { return try value() }
+            offset += 1
+            let count = try length()
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+            if let text = shared.string(raw) {
+                offset += count
+                return .string(text)
+            }
+            return .string(try text(in: offset..<offset + count, advancing: true))
+        }
+
+        /// A tag and its payload.
+        mutating func value() throws(ValueCodecError) -> AttributeValue {
             let tagOffset = offset
             guard let tagByte = nextByte() else { throw ValueCodecError(offset: tagOffset, problem: .truncated) }
             guard let tag = Tag(rawValue: tagByte) else {
@@ -457,7 +473,7 @@ package enum ValueCodec {
                 return .null
             case .string:
                 let count = try length()
-                return .string(try text(in: offset..<offset + count, advancing: true, sharing: shared))
+                return .string(try text(in: offset..<offset + count, advancing: true))
             case .int:
                 return .int(Int64(bitPattern: try fixed()))
             case .double:
@@ -527,10 +543,9 @@ package enum ValueCodec {
         }
 
         /// The UTF-8 text in `range` (within the input); `advancing` moves past it.
-        mutating func text(in range: Range<Int>, advancing: Bool = false, sharing shared: SharedStrings? = nil) throws(ValueCodecError) -> String {
+        mutating func text(in range: Range<Int>, advancing: Bool = false) throws(ValueCodecError) -> String {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
             if advancing { offset = range.upperBound }
-            if let text = shared?.string(raw) { return text }
             // ASCII (names always, most text) is valid UTF-8 as it is; anything else is
             // validated strictly, because `String(decoding:)` would repair it silently.
             if Self.isASCII(raw) {
