@@ -201,6 +201,33 @@ public final class Snapshot: @unchecked Sendable {
             let handle = state.handles.handle(of: table)
             // Held here for the loop: read from `core` per key, it was retained and released per key.
             let overlay = core.overlay
+            // Keys mostly consecutive (an owner's members) through one cursor: each is found one
+            // step after the last (`mdb_get` searched from the root each time: about 1,000
+            // instructions a record of relationship-traverse). Scattered keys (a sorted page) go
+            // by `mdb_get`, cheaper than a cursor's search (2% of fetch-sorted-limit).
+            if keys.count > 1, let handle, Self.mostlyConsecutive(keys) {
+                let cursor = try state.cursors.take(handle, in: transaction)
+                defer { state.cursors.keep(cursor, table: handle) }
+                // The key of the record the cursor stands on, when a lookup left it on one: the
+                // next key up is tried at the next record first (one step, not a search).
+                var standsOn: UInt64? = nil
+                for position in keys.indices {
+                    let number = keys[position]
+                    var key = number.bigEndian
+                    try withUnsafeBytes(of: &key) { (key) throws in
+                        let found = try StoredState.lookup(
+                            rawKey: key, in: table, cursor: cursor, nextFirst: standsOn.map { $0 &+ 1 == number } ?? false,
+                            overlay: overlay, floor: floor, version: version)
+                        switch found {
+                        case .stored: standsOn = number
+                        case .absent: standsOn = nil
+                        case .overlay: break  // the cursor did not move
+                        }
+                        try found.deliver(at: position, body)
+                    }
+                }
+                return
+            }
             for position in keys.indices {
                 var key = keys[position].bigEndian
                 try withUnsafeBytes(of: &key) { (key) throws in
@@ -210,6 +237,13 @@ public final class Snapshot: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// Whether at least half of `keys` are one more than the key before them.
+    private static func mostlyConsecutive(_ keys: [UInt64]) -> Bool {
+        var consecutive = 0
+        for position in keys.indices.dropFirst() where keys[position] == keys[position - 1] &+ 1 { consecutive += 1 }
+        return 2 * consecutive >= keys.count
     }
 
     /// Runs the commit path's lookups of a whole batch under one hold of the transaction
@@ -526,6 +560,26 @@ enum StoredState {
         }
         guard let handle else { return .absent }
         return try stored(key, in: table, handle: handle, transaction: transaction)
+    }
+
+    /// `lookup(rawKey:…)` through `cursor`, open on the table's handle: the same states, the
+    /// key found from where the cursor stands (left on it for the next). `nextFirst`: the
+    /// cursor stands on the record just before `key` if it exists, so the next record is
+    /// looked at before searching.
+    static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, cursor: LMDBCursor, nextFirst: Bool,
+                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
+        if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
+            guard state.entries.mayHold(key) else { return nil }
+            return state.entry(TableKey(table: table, key: Array(key)), floor: floor, version: version)
+        }) {
+            return .overlay(entry)
+        }
+        var found: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? = nil
+        if nextFirst, let next = try cursor.next(), Snapshot.compare(next.key, key) == 0 { found = next }
+        if found == nil { found = try cursor.record(at: key) }
+        guard let found else { return .absent }
+        let record = try RecordCodec.decode(key: key, stored: found.data, table: table)
+        return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
     }
 
     /// LMDB's half of `lookup`: what the snapshot's read transaction holds for `key`.

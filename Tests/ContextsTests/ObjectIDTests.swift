@@ -208,4 +208,21 @@ struct ObjectIDTests {
             }
         }
     }
+
+    @Test("a permanent ID's URI is written as its interpolation reads, for keys of every length")
+    func permanentURIBytes() {
+        var keys: [UInt64] = [0, 1, 9, 10, 99, 100, 12_345, UInt64.max, UInt64.max - 1]
+        var power: UInt64 = 1
+        while power <= UInt64.max / 10 {
+            power *= 10
+            keys += [power - 1, power, power + 1]
+        }
+        for entity in ["Person", "P", "Department_2"] {
+            for key in keys {
+                let id = ObjectID(entityName: entity, primaryKey: key)
+                #expect(id.uriString == "cairn://" + entity + "/p" + String(key))
+                #expect(ObjectID(uriString: id.uriString) == id)
+            }
+        }
+    }
 }

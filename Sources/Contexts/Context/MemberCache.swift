@@ -21,6 +21,10 @@ struct MemberCache {
     private struct Key: Hashable {
         let owner: ObjectIdentifier
         let relationship: String
+
+        /// The owner only (equality still compares both): an owner has a few to-manys, and
+        /// hashing the name cost more than the rest of a lookup.
+        func hash(into hasher: inout Hasher) { hasher.combine(owner) }
     }
 
     private var stamp: Stamp?

@@ -101,8 +101,8 @@ public final class ObjectContext: @unchecked Sendable {
     // them, as `checkQueue()` enforces when `checksQueueAccess` is on, and no access here overlaps
     // another. Pinned by `MisuseTests.contextOffQueue`.
 
-    /// Every registered object by its current ID, built lazily: the objects a fetch into an
-    /// empty context made wait in `unindexedObjects` until first needed (`register(made:ids:)`).
+    /// Every registered object by its current ID, built lazily: the objects a fetch made wait in
+    /// `unindexedObjects` until first needed (`register(made:)`).
     /// Relies on: every access goes through here, so every read sees all registered objects
     /// (unindexed ones indexed first). Pinned by
     /// `ContainedTricksTests.everyReadOfTheRegistryFindsEveryFetchedObject`.
@@ -250,31 +250,18 @@ public final class ObjectContext: @unchecked Sendable {
         object.lifecycle = .registered
     }
 
-    /// Registers the objects a fetch made (attached as they were made, IDs not registered
-    /// here), all at once: the registry grows once, not by doubling, and is filled from the
-    /// IDs' own array rather than from objects that have left the CPU caches.
-    ///
-    /// A context that held nothing takes `objects` as its registration order as it is and does
-    /// not index them yet (see `registry`): a fetch, changes and a save never look an object up
-    /// by ID. Such a fetch passes no IDs (`ids` is empty); the index reads them from the objects,
-    /// whose IDs cannot change before it is built (changing an ID goes through the index).
-    func register(made objects: [StoredObject], ids: [ObjectID]) {
-        // Every registered object is in `registrationOrder`: when it is empty, so is the index.
-        if registrationOrder.isEmpty {
-            unindexedObjects = objects
-            registrationOrder = objects
-        } else {
-            registry.reserveCapacity(registry.count + objects.count)
-            if ids.count == objects.count {
-                for index in objects.indices { registry[ids[index]] = objects[index] }
-            } else {
-                for object in objects { registry[object.storedID] = object }
-            }
-            registrationOrder.append(contentsOf: objects)
-        }
+    /// Registers the objects a fetch made (attached as they were made, none registered before),
+    /// all at once, and does not index them yet (see `registry`): a read that then resets, or
+    /// only changes and saves, never looks an object up by ID (indexing a prefetch's 10,000
+    /// members was about 500 instructions a member of relationship-traverse). The index reads
+    /// their IDs from the objects, whose IDs cannot change before it is built (changing an ID
+    /// goes through the index).
+    func register(made objects: [StoredObject]) {
+        if registrationOrder.isEmpty { registrationOrder = objects } else { registrationOrder.append(contentsOf: objects) }
+        if unindexedObjects.isEmpty { unindexedObjects = objects } else { unindexedObjects.append(contentsOf: objects) }
     }
 
-    /// Indexes the objects `register(made:ids:)` left unindexed.
+    /// Indexes the objects `register(made:)` left unindexed.
     @inline(never)
     private func indexFetchedObjects() {
         let objects = unindexedObjects

@@ -24,9 +24,9 @@ extension ObjectContext {
         let request = try resolvingRelationshipPaths(request, entity: entity)
         let plan = try checkedPlan(for: request, entity: entity)
         // Objects for records met for the first time are made and attached as they are met, and
-        // registered together at the end (`register(made:ids:)` says why), so a fetch that fails
+        // registered together at the end (`register(made:)` says why), so a fetch that fails
         // registers nothing.
-        var made: [StoredObject] = [], ids: [ObjectID] = []
+        var made: [StoredObject] = []
         var objects: [StoredObject] = []
         if plan == nil && request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
             // Nothing to sort or cut: every match is in the result, in visiting order, so there
@@ -40,10 +40,7 @@ extension ObjectContext {
                 // Sized once for a fetch of everything (no predicate), instead of regrown.
                 guard predicate == nil else { return }
                 made.reserveCapacity(count)
-                if !onlyMade {
-                    ids.reserveCapacity(count)
-                    objects.reserveCapacity(count)
-                }
+                if !onlyMade { objects.reserveCapacity(count) }
             }) { item in
                 switch item {
                 case .registered(let object):
@@ -52,26 +49,18 @@ extension ObjectContext {
                     guard predicate?.evaluate(record.values, id: record.id, layout: layout) ?? true else { return }
                     let object = attachedObject(entity, record.id, record.values, record.version)
                     made.append(object)
-                    // A context that held nothing indexes its objects later, from the objects
-                    // themselves (see `register(made:ids:)`).
-                    if !onlyMade {
-                        ids.append(record.id)
-                        objects.append(object)
-                    }
+                    if !onlyMade { objects.append(object) }
                 }
             }
             if onlyMade { objects = made }
         } else {
             // As above: a context holding nothing gets only stored candidates, and the objects
-            // made are the result (one list, no IDs).
+            // made are the result (one list).
             let onlyMade = registry.isEmpty
             let candidates = try matches(for: request, entity: entity, plan: plan)
             // Sized once: grown by appends, a page of 20 reallocated each list five times.
             made.reserveCapacity(candidates.count)
-            if !onlyMade {
-                ids.reserveCapacity(candidates.count)
-                objects.reserveCapacity(candidates.count)
-            }
+            if !onlyMade { objects.reserveCapacity(candidates.count) }
             for position in candidates.indices {
                 switch candidates[position].source {
                 case .registered(let object):
@@ -83,14 +72,13 @@ extension ObjectContext {
                     } else {
                         let object = attachedObject(entity, id, candidates[position].values, version)
                         made.append(object)
-                        ids.append(id)
                         objects.append(object)
                     }
                 }
             }
             if onlyMade { objects = made }
         }
-        register(made: made, ids: ids)
+        register(made: made)
         if !request.relationshipKeyPathsForPrefetching.isEmpty { try prefetch(request.relationshipKeyPathsForPrefetching, of: objects) }
         return objects
     }

@@ -19,7 +19,7 @@ extension ObjectContext {
     }
 
     /// Fetches the members of `relationship` of every one of `owners` (objects of one entity) in
-    /// one fetch and keeps each owner's list, in the order its own fetch would return it: the
+    /// one fetch (or one pass, ``MemberPrefetch``) and keeps each owner's list, in the order its own fetch would return it: the
     /// combined fetch is in base order too (primary key, then pending inserts in registration
     /// order), and each owner's members keep their relative order. Returns all the members.
     func prefetchMembers(of owners: [StoredObject], _ relationship: RelationshipLayout) throws(ContextError) -> [StoredObject] {
@@ -28,6 +28,10 @@ extension ObjectContext {
             throw ContextError.unknownAttribute(entity: destination.name, attribute: relationship.description.inverse)
         }
         return try readingKept(relationship.name) { () throws(ContextError) in
+            if let prefetch = MemberPrefetch.make(self, owners: owners, relationship, members: destination),
+               let read = try prefetch.run() {
+                return read
+            }
             let uris = owners.map(\.storedID.uriString)
             // Sorted by order key for an ordered to-many: each owner's members keep their relative order.
             let members = try fetch(FetchRequest(entityName: destination.name, predicate: .isIn(relationship.description.inverse, uris.map(AttributeValue.string)),

@@ -103,7 +103,7 @@ public struct ObjectID: Sendable, Hashable, CustomStringConvertible {
     /// ```
     public var uriString: String {
         switch identity {
-        case .permanent(let key): return "cairn://\(entityName)/p\(key)"
+        case .permanent(let key): return Self.permanentURI(entityName: entityName, key: key)
         case let .temporary(high, low): return "cairn://\(entityName)/t\(Identity.uuid(high, low).uuidString)"
         }
     }

@@ -270,17 +270,28 @@ package enum ValueCodec {
     /// The values stored in `bytes`, by position in `layout`'s entity: the same values, and the
     /// same errors, as ``decode(_:)-(UnsafeRawBufferPointer)``.
     package static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) throws(ValueCodecError) -> ObjectValues {
-        if let values = decodeAttributes(bytes, layout: layout) { return values }
+        if let values = decodeAttributes(bytes, layout: layout, sharing: nil) { return values }
+        return try decodeAnyProperties(bytes, layout: layout)
+    }
+
+    /// `decode(_:layout:)`, where the string value of one attribute may be a string `shared`
+    /// already holds: records that repeat a few strings (members' references to their owners)
+    /// share their storage instead of allocating a copy each.
+    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings) throws(ValueCodecError) -> ObjectValues {
+        if let values = decodeAttributes(bytes, layout: layout, sharing: shared) { return values }
         return try decodeAnyProperties(bytes, layout: layout)
     }
 
     /// The common case, kept lean: a well-formed record whose properties are all attributes of
     /// the entity (of at most 64 attributes). Nil for anything else, which
     /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.
-    private static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues? {
+    private static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings?) -> ObjectValues? {
         guard layout.count <= 64 else { return nil }
         var reader = Reader(bytes: bytes)
         guard let count = try? reader.header() else { return nil }
+        // Read once: the loop compares positions, not an optional's field, per value (the
+        // comparison cost decode without sharing about 1%).
+        let sharedPosition = shared?.position ?? -1
         var complete = false
         let values = ObjectValues(count: layout.count) { slots -> PropertyValues? in
             var seen: UInt64 = 0
@@ -299,7 +310,7 @@ package enum ValueCodec {
                     position = found
                 }
                 guard seen & (1 << UInt64(position)) == 0,
-                      let value = try? reader.value()
+                      let value = position == sharedPosition ? try? reader.value(sharing: shared!) : try? reader.value()
                 else { return nil }
                 seen |= 1 << UInt64(position)
                 // The slot is unseen, so still `.null`, which owns nothing: initialized over, not
@@ -435,6 +446,19 @@ package enum ValueCodec {
         /// A property name.
         mutating func name() throws(ValueCodecError) -> String {
             try text(in: try nameRange())
+        }
+
+        /// `value()`, where a string `shared` holds is `shared`'s.
+        mutating func value(sharing shared: SharedStrings) throws(ValueCodecError) -> AttributeValue {
+            guard offset < bytes.count, bytes[offset] == Tag.string.rawValue else { return try value() }
+            offset += 1
+            let count = try length()
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+            if let text = shared.string(raw) {
+                offset += count
+                return .string(text)
+            }
+            return .string(try text(in: offset..<offset + count, advancing: true))
         }
 
         /// A tag and its payload.

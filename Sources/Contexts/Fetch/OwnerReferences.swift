@@ -1,0 +1,129 @@
+import Foundation
+
+/// A member prefetch's owners by their references (their IDs' URIs): which owner a member's
+/// stored reference names, found from its bytes without making a string, and the owner's own
+/// string for the member's value (``SharedStrings``).
+///
+/// A canonical permanent reference (`cairn://<Entity>/p<key>`, every one a save writes) is
+/// read as its key; anything else is compared as a string, as the fetch's `inverse IN owners`
+/// compares it.
+package final class OwnerReferences {
+    /// Each owner's reference, by owner position.
+    package let references: [String]
+    /// The owner the last lookup of `sharing` found (nil: none), and whether it looked: reset
+    /// per record by the scan, set by the decoder's call. (`@exclusivity(unchecked)`: only the
+    /// prefetch's own calls, on its context's queue, touch them, one at a time.)
+    @exclusivity(unchecked) var lastFound: Int? = nil
+    @exclusivity(unchecked) var looked = false
+    private let ownerByKey: [UInt64: Int]
+    /// `ownerByKey` as an array from `denseBase` (-1: no owner), when the keys are close together.
+    private let dense: [Int32]?
+    private let denseBase: UInt64
+    /// `cairn://<Entity>/p`: the bytes every canonical permanent reference to an owner starts with.
+    private let keyPrefix: [UInt8]
+    /// The owner last found from a canonical reference, and that reference's bytes.
+    @exclusivity(unchecked) private var lastExact: Int? = nil
+    @exclusivity(unchecked) private var lastBytes: [UInt8] = []
+    /// The owners by reference string, made when a reference is not canonical (none usually).
+    private var ownerByReference: [String: Int]? = nil
+
+    /// The owners' references; nil when two owners are one object.
+    package init?(owners: [StoredObject]) {
+        var references: [String] = [], ownerByKey: [UInt64: Int] = [:]
+        references.reserveCapacity(owners.count)
+        ownerByKey.reserveCapacity(owners.count)
+        var distinct = Set<ObjectIdentifier>(minimumCapacity: owners.count)
+        for (position, owner) in owners.enumerated() {
+            guard distinct.insert(ObjectIdentifier(owner)).inserted else { return nil }
+            references.append(owner.storedID.uriString)
+            if let key = owner.storedID.primaryKey { ownerByKey[key] = position }
+        }
+        self.references = references
+        self.ownerByKey = ownerByKey
+        // Keys close together (the usual: owners fetched by a range or all of them): an array
+        // by key, one load per member instead of a hash.
+        if let low = ownerByKey.keys.min(), let high = ownerByKey.keys.max(), high - low < UInt64(4 * ownerByKey.count + 64) {
+            var dense = [Int32](repeating: -1, count: Int(high - low) + 1)
+            for (key, owner) in ownerByKey { dense[Int(key - low)] = Int32(owner) }
+            self.dense = dense
+            denseBase = low
+        } else {
+            dense = nil
+            denseBase = 0
+        }
+        keyPrefix = Array("cairn://\(owners.first?.entity.name ?? "")/p".utf8)
+    }
+
+    /// The owner that the reference with these bytes names, or nil; `exact`: its reference has
+    /// exactly these bytes.
+    package func owner(ofBytes bytes: UnsafeRawBufferPointer) -> (owner: Int, exact: Bool)? {
+        // Members come owner by owner (a scan in key order, a walk by owner): the last owner's
+        // bytes first, one comparison instead of reading the key.
+        if let last = lastExact, lastBytes.count == bytes.count,
+           lastBytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+            return (last, true)
+        }
+        if let key = canonicalKey(bytes) {
+            // A canonical reference is its owner's URI byte for byte, or no owner's.
+            guard let owner = ownerOfKey(key) else { return nil }
+            lastExact = owner
+            lastBytes.removeAll(keepingCapacity: true)
+            lastBytes.append(contentsOf: bytes)
+            return (owner, true)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self), let owner = owner(of: text) else { return nil }
+        return (owner, references[owner].utf8.elementsEqual(bytes))
+    }
+
+    /// The key of a canonical permanent reference to the owners' entity (`keyPrefix`, then the
+    /// key's digits: no leading zero but "0" itself, no overflow); nil for anything else.
+    private func canonicalKey(_ bytes: UnsafeRawBufferPointer) -> UInt64? {
+        let prefix = keyPrefix.count
+        guard bytes.count > prefix, bytes.count <= prefix + 20,
+              keyPrefix.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, prefix) == 0 }),
+              bytes[prefix] != UInt8(ascii: "0") || bytes.count == prefix + 1
+        else { return nil }
+        var key: UInt64 = 0
+        for position in prefix..<bytes.count {
+            let digit = bytes[position] &- UInt8(ascii: "0")
+            guard digit <= 9 else { return nil }
+            let (times, overflowTimes) = key.multipliedReportingOverflow(by: 10)
+            let (sum, overflowSum) = times.addingReportingOverflow(UInt64(digit))
+            guard !overflowTimes && !overflowSum else { return nil }
+            key = sum
+        }
+        return key
+    }
+
+    /// The owner of primary key `key`, or nil.
+    @inline(__always)
+    private func ownerOfKey(_ key: UInt64) -> Int? {
+        if let dense {
+            guard key >= denseBase, key - denseBase < UInt64(dense.count) else { return nil }
+            let owner = dense[Int(key - denseBase)]
+            return owner < 0 ? nil : Int(owner)
+        }
+        return ownerByKey[key]
+    }
+
+    /// The owner whose reference equals `reference` as strings do, or nil.
+    package func owner(of reference: String) -> Int? {
+        if ownerByReference == nil {
+            ownerByReference = Dictionary(references.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
+        }
+        return ownerByReference![reference]
+    }
+
+    /// The decoding's sharing for the reference at `position`: an owner's reference is that
+    /// owner's string, and `lastFound` says which owner.
+    func sharing(at position: Int) -> SharedStrings {
+        // Held strongly: the sharing is not kept by `self` (an unowned capture cost about 100 instructions a call).
+        SharedStrings(position: position) { [self] bytes in
+            looked = true
+            guard let (owner, exact) = owner(ofBytes: bytes) else { return nil }
+            lastFound = owner
+            // A non-canonical string equal to the owner's keeps its own bytes.
+            return exact ? references[owner] : nil
+        }
+    }
+}
