@@ -271,9 +271,19 @@ package struct OverlayState {
             unappliedHead = 0
             return dropped
         }
-        prune(unapplied[unappliedHead..<(unappliedHead + count)].lazy.flatMap { commit in
-            commit.operations.lazy.map(\.tableKey)
-        }, intervals: intervals)
+        // The operations are read in place through a pointer: iterating them copied each one
+        // out, retaining and releasing its table, key and value.
+        var run = PruneRun()
+        for position in unappliedHead..<(unappliedHead + count) {
+            unapplied[position].operations.withUnsafeBufferPointer { operations in
+                for index in operations.indices {
+                    let operation = operations.baseAddress! + index
+                    prune(TableKey(table: operation.pointee.table, key: operation.pointee.key, digest: operation.pointee.digest),
+                          intervals: intervals, run: &run)
+                }
+            }
+        }
+        finish(run)
         unappliedHead += count
         if unappliedHead > 1024 && unappliedHead * 2 > unapplied.count {
             unapplied.removeFirst(unappliedHead)
@@ -285,17 +295,29 @@ package struct OverlayState {
     /// Prunes each key of `tableKeys` (see `prune(_:intervals:)`) and lowers `keysPerTable`
     /// by the keys that left `entries`, once per run of one table's keys.
     mutating func prune<Keys: Sequence<TableKey>>(_ tableKeys: Keys, intervals: [(floor: UInt64, version: UInt64)]) {
-        var lastTable: String? = nil
-        var goneInRun = 0
-        for tableKey in tableKeys {
-            if tableKey.table != lastTable {
-                if let lastTable { forget(goneInRun, keysOf: lastTable) }
-                goneInRun = 0
-                lastTable = tableKey.table
-            }
-            if prune(tableKey, intervals: intervals) { goneInRun += 1 }
+        var run = PruneRun()
+        for tableKey in tableKeys { prune(tableKey, intervals: intervals, run: &run) }
+        finish(run)
+    }
+
+    /// The run of one table's keys a prune is in, and how many of them left `entries`.
+    struct PruneRun {
+        var table: String? = nil
+        var gone = 0
+    }
+
+    /// Prunes `tableKey`, counting it in `run` (a new run when its table differs).
+    private mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)], run: inout PruneRun) {
+        if tableKey.table != run.table {
+            finish(run)
+            run = PruneRun(table: tableKey.table, gone: 0)
         }
-        if let lastTable { forget(goneInRun, keysOf: lastTable) }
+        if prune(tableKey, intervals: intervals) { run.gone += 1 }
+    }
+
+    /// Lowers `keysPerTable` by the keys of `run` that left `entries`.
+    private mutating func finish(_ run: PruneRun) {
+        if let table = run.table { forget(run.gone, keysOf: table) }
     }
 
     /// Lowers `table`'s count in `keysPerTable` by `count` keys that left `entries`.
