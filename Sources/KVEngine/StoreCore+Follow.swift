@@ -165,7 +165,7 @@ extension StoreCore {
               state.unapplied[state.unappliedHead + count].version <= applied {
             count += 1
         }
-        return state.didApply(through: applied, count: count, newTables: [:])
+        return state.didApply(through: applied, count: count, newTables: [:], republishing: true)
     }
 
     /// Opens, for a reader, the LMDB tables that overlay commits created and LMDB now has;
