@@ -88,6 +88,10 @@ struct LogFollower {
             case .seal(let next, _, _):
                 open.file.close()
                 segment = nil
+                // The buffered bytes are this segment's, and the next one's first record sits at
+                // the offset this one's did: kept, they were read as the next segment's.
+                buffer = []
+                bufferStart = 0
                 // The next segment starts at the version after the last record here.
                 if next != nextVersion {
                     throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,

@@ -313,6 +313,9 @@ package enum LogRecordCodec {
 
     /// `decodePayload`, taking the table names from `names` (and adding to it): a reader
     /// following the log decodes every commit, nearly all of them naming a table seen before.
+    /// Each operation carries its key's digest, hashed here from the table's cached seed: the
+    /// reader's overlay then neither hashes the table name per key nor the key twice (publish,
+    /// then prune).
     package static func decodePayload(_ payload: UnsafeRawBufferPointer, version: UInt64,
                                       names: inout TableNames) -> LoggedCommit? {
         var reader = ByteReader(payload)
@@ -324,8 +327,8 @@ package enum LogRecordCodec {
         for _ in 0..<count {
             guard let kind = reader.u8(), (LogFormat.putKind...LogFormat.unversionedDeleteKind).contains(kind),
                   let tableLength = reader.u8(), let tableBytes = reader.rawBytes(Int(tableLength)),
-                  let table = names.name(tableBytes),
-                  let keyLength = reader.u16(), let key = reader.raw(Int(keyLength)),
+                  let (table, seed) = names.nameAndSeed(tableBytes),
+                  let keyLength = reader.u16(), let keyBytes = reader.rawBytes(Int(keyLength)),
                   let recordVersion = reader.u64()
             else { return nil }
             var value: [UInt8]? = nil
@@ -336,9 +339,10 @@ package enum LogRecordCodec {
             let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
             // An unversioned op's record-version field is written as 0; any other value is damage.
             if isUnversioned && recordVersion != 0 { return nil }
-            operations.append(LoggedOperation(table: table, key: key, recordVersion: recordVersion, value: value,
+            operations.append(LoggedOperation(table: table, key: Array(keyBytes), recordVersion: recordVersion, value: value,
                                               replacesTombstone: kind == LogFormat.putOverTombstoneKind,
-                                              isUnversioned: isUnversioned))
+                                              isUnversioned: isUnversioned,
+                                              digest: seed.finalize(keyBytes, rounds: 1, finalRounds: 3)))
         }
         guard reader.remaining == 0 else { return nil }
         return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
@@ -374,21 +378,27 @@ package enum LogRecordCodec {
 /// UTF-8 nor allocated again: that cost about 1,000 instructions an operation, a third of
 /// decoding a one-record commit.
 package struct TableNames {
-    private var last: (bytes: [UInt8], name: String)? = nil
+    // Three fields, not an optional tuple: unwrapping the tuple copied it whole (retaining
+    // the bytes and the name) for every operation.
+    private var lastBytes: [UInt8] = []
+    private var lastName: String? = nil
+    private var lastSeed = SipHash(key: SipHash.processKey)
 
     package init() {}
 
-    /// `bytes` as a table name: the last one when the bytes are its, else validated; nil
-    /// when they are not UTF-8.
+    /// `bytes` as a table name, with its digest seed (`TableKey.seed`): the last one's when
+    /// the bytes are its, else validated and hashed; nil when they are not UTF-8.
     @inline(__always)
-    mutating func name(_ bytes: UnsafeRawBufferPointer) -> String? {
-        if let last, last.bytes.count == bytes.count,
-           last.bytes.withUnsafeBytes({ bytes.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-            return last.name
+    mutating func nameAndSeed(_ bytes: UnsafeRawBufferPointer) -> (name: String, seed: SipHash)? {
+        if let lastName, lastBytes.count == bytes.count,
+           lastBytes.withUnsafeBytes({ bytes.count == 0 || memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
+            return (lastName, lastSeed)
         }
         guard let name = String(validating: bytes, as: UTF8.self) else { return nil }
-        last = (Array(bytes), name)
-        return name
+        lastBytes = Array(bytes)
+        lastName = name
+        lastSeed = TableKey.seed(name)
+        return (name, lastSeed)
     }
 }
 

@@ -253,7 +253,13 @@ package struct OverlayState {
     /// Returns what it dropped whole, for the caller to free after it has released the lock
     /// and woken the waiters: freeing a million entries takes a noticeable fraction of a
     /// second, which no flush needs to wait for.
-    mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi])
+    ///
+    /// `republishing`: a reader's overlay, whose entries are exactly what publishing its
+    /// unapplied commits in order made. When no snapshot reads the overlay and fewer commits
+    /// remain than were applied, it is rebuilt from the remaining ones: every entry a snapshot
+    /// can read stays, as with pruning each applied key (a lookup and a removal each), for
+    /// less work.
+    mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi], republishing: Bool = false)
         -> (entries: OverlayTable, commits: [LoggedCommit])?
     {
         tableHandles.merge(newTables) { old, _ in old }
@@ -261,19 +267,37 @@ package struct OverlayState {
         appliedVersion = version
         watermark = version
         let intervals = neededIntervals
-        if intervals.isEmpty && unappliedHead + count == unapplied.count {
-            // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
+        let remaining = unapplied.count - unappliedHead - count
+        if intervals.isEmpty && (remaining == 0 || (republishing && remaining < count)) {
+            // Everything is in LMDB (or most of it, for a reader) and no snapshot reads the
+            // overlay: drop it whole, and publish again what LMDB does not hold.
             let dropped = (entries, unapplied)
             entries = OverlayTable()
             keysPerTable = [:]
             bytes = 0
             unapplied = []
             unappliedHead = 0
+            if remaining > 0 {
+                // A rebuild is no publish: the figures of the largest one stay.
+                let largest = largestPublishBytes
+                _ = publish(Array(dropped.1.suffix(remaining)))
+                largestPublishBytes = largest
+            }
             return dropped
         }
-        prune(unapplied[unappliedHead..<(unappliedHead + count)].lazy.flatMap { commit in
-            commit.operations.lazy.map(\.tableKey)
-        }, intervals: intervals)
+        // The operations are read in place through a pointer: iterating them copied each one
+        // out, retaining and releasing its table, key and value.
+        var run = PruneRun()
+        for position in unappliedHead..<(unappliedHead + count) {
+            unapplied[position].operations.withUnsafeBufferPointer { operations in
+                for index in operations.indices {
+                    let operation = operations.baseAddress! + index
+                    prune(TableKey(table: operation.pointee.table, key: operation.pointee.key, digest: operation.pointee.digest),
+                          intervals: intervals, run: &run)
+                }
+            }
+        }
+        finish(run)
         unappliedHead += count
         if unappliedHead > 1024 && unappliedHead * 2 > unapplied.count {
             unapplied.removeFirst(unappliedHead)
@@ -285,17 +309,29 @@ package struct OverlayState {
     /// Prunes each key of `tableKeys` (see `prune(_:intervals:)`) and lowers `keysPerTable`
     /// by the keys that left `entries`, once per run of one table's keys.
     mutating func prune<Keys: Sequence<TableKey>>(_ tableKeys: Keys, intervals: [(floor: UInt64, version: UInt64)]) {
-        var lastTable: String? = nil
-        var goneInRun = 0
-        for tableKey in tableKeys {
-            if tableKey.table != lastTable {
-                if let lastTable { forget(goneInRun, keysOf: lastTable) }
-                goneInRun = 0
-                lastTable = tableKey.table
-            }
-            if prune(tableKey, intervals: intervals) { goneInRun += 1 }
+        var run = PruneRun()
+        for tableKey in tableKeys { prune(tableKey, intervals: intervals, run: &run) }
+        finish(run)
+    }
+
+    /// The run of one table's keys a prune is in, and how many of them left `entries`.
+    struct PruneRun {
+        var table: String? = nil
+        var gone = 0
+    }
+
+    /// Prunes `tableKey`, counting it in `run` (a new run when its table differs).
+    private mutating func prune(_ tableKey: TableKey, intervals: [(floor: UInt64, version: UInt64)], run: inout PruneRun) {
+        if tableKey.table != run.table {
+            finish(run)
+            run = PruneRun(table: tableKey.table, gone: 0)
         }
-        if let lastTable { forget(goneInRun, keysOf: lastTable) }
+        if prune(tableKey, intervals: intervals) { run.gone += 1 }
+    }
+
+    /// Lowers `keysPerTable` by the keys of `run` that left `entries`.
+    private mutating func finish(_ run: PruneRun) {
+        if let table = run.table { forget(run.gone, keysOf: table) }
     }
 
     /// Lowers `table`'s count in `keysPerTable` by `count` keys that left `entries`.

@@ -75,6 +75,11 @@ extension StoreCore {
             if limit - position.nextVersion >= StoreCore.commitsWorthAnAppliedCheck { try adoptApplied() }
             for _ in 0..<8 {
                 var commits: [LoggedCommit] = []
+                // Sized once for the commits acknowledged since (grown by doubling, the array
+                // was reallocated about log2(n) times); not when no writer published a limit.
+                if limit != .max && limit >= position.nextVersion {
+                    commits.reserveCapacity(Int(min(limit - position.nextVersion, 1023) + 1))
+                }
                 let applied = overlay.withLock { $0.appliedVersion }
                 let outcome = try position.read(through: limit, skipping: applied) { commits.append($0) }
                 let reached = position.nextVersion - 1
@@ -160,7 +165,7 @@ extension StoreCore {
               state.unapplied[state.unappliedHead + count].version <= applied {
             count += 1
         }
-        return state.didApply(through: applied, count: count, newTables: [:])
+        return state.didApply(through: applied, count: count, newTables: [:], republishing: true)
     }
 
     /// Opens, for a reader, the LMDB tables that overlay commits created and LMDB now has;
