@@ -552,10 +552,7 @@ enum StoredState {
     /// table): the overlay's key array is made only when its filter may hold the key.
     static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, handle: MDB_dbi?, transaction: LMDBTransaction,
                        overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
-        if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
-            guard state.entries.mayHold(key) else { return nil }
-            return state.entry(TableKey(table: table, key: Array(key)), floor: floor, version: version)
-        }) {
+        if let entry = overlayEntry(rawKey: key, in: table, overlay: overlay, floor: floor, version: version) {
             return .overlay(entry)
         }
         guard let handle else { return .absent }
@@ -568,10 +565,7 @@ enum StoredState {
     /// looked at before searching.
     static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, cursor: LMDBCursor, nextFirst: Bool,
                        overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
-        if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
-            guard state.entries.mayHold(key) else { return nil }
-            return state.entry(TableKey(table: table, key: Array(key)), floor: floor, version: version)
-        }) {
+        if let entry = overlayEntry(rawKey: key, in: table, overlay: overlay, floor: floor, version: version) {
             return .overlay(entry)
         }
         var found: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? = nil
@@ -580,6 +574,18 @@ enum StoredState {
         guard let found else { return .absent }
         let record = try RecordCodec.decode(key: key, stored: found.data, table: table)
         return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
+    }
+
+    /// The overlay's entry for a key given as bytes in (floor, version], if any: the key array is
+    /// made only when the overlay's filter may hold the key.
+    @inline(__always)
+    private static func overlayEntry(rawKey key: UnsafeRawBufferPointer, in table: String, overlay: ConditionLock<OverlayState>,
+                                     floor: UInt64, version: UInt64) -> OverlayEntry? {
+        guard floor < version else { return nil }
+        return overlay.withLock { (state) -> OverlayEntry? in
+            guard state.entries.mayHold(key) else { return nil }
+            return state.entry(TableKey(table: table, key: Array(key)), floor: floor, version: version)
+        }
     }
 
     /// LMDB's half of `lookup`: what the snapshot's read transaction holds for `key`.
