@@ -162,6 +162,9 @@ import Glibc
                 groups[group, default: []].append((item.objectID, item["size", as: Int.self] ?? -1, writes,
                                                    item.committedVersion, payloadOK))
             }
+            // What the checks need is copied out: with every item held, each count below also
+            // scanned all of them for unsaved matches (quadratic at torture size).
+            context.reset()
             for (group, members) in groups {
                 let size = members[0].size
                 if members.count != size || members.contains(where: { $0.size != size }) {
