@@ -133,6 +133,18 @@ extension StoreCore {
         } ?? 0
     }
 
+    /// LMDB's applied version as the data file's newest meta page holds it, read without the
+    /// lock file (`MDB_NOLOCK`). A writer killed after writing its meta page (a synchronous
+    /// write, milliseconds long) but before recording the transaction in lock.mdb leaves every
+    /// process sharing the lock file one LMDB transaction behind until the next writer
+    /// commits; the next writer, and this, see the meta page.
+    package static func appliedVersionOnDisk(directory: String, options: Store.Options = Store.Options()) throws(KVError) -> UInt64 {
+        let env = try LMDBEnvironment(directory: directory, mapSize: options.mapSize, maxReaders: options.maxReaders,
+                                      maxTables: options.maxTables, access: .readUnlocked)
+        defer { env.close() }
+        return try openTables(env, readOnly: true).applied
+    }
+
     /// How many commits waiting (less one) make `refresh` read LMDB's applied version first.
     static let commitsWorthAnAppliedCheck: UInt64 = 3
 
