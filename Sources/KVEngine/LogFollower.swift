@@ -30,6 +30,8 @@ struct LogFollower {
     private(set) var recordsRead = 0
     /// The table names of the commits decoded so far.
     private var names = TableNames()
+    /// The writer's published page, whose marks say where records start (`LogMark`).
+    let marks: PublishedProgress?
 
     /// How much the first read of a refresh asks for: a paced reader usually finds a few small
     /// commits. Each further read of the same refresh asks for twice as much, up to `maxChunk`
@@ -39,9 +41,11 @@ struct LogFollower {
     static let chunk = 4 << 10
     static let maxChunk = 256 << 10
 
-    init(fileSystem: any FileSystem, directory: String, after version: UInt64, generation: UInt64) {
+    init(fileSystem: any FileSystem, directory: String, after version: UInt64, generation: UInt64,
+         marks: PublishedProgress? = nil) {
         self.fileSystem = fileSystem
         self.directory = directory
+        self.marks = marks
         self.nextVersion = version + 1
         self.generation = generation
     }
@@ -193,6 +197,19 @@ struct LogFollower {
         return buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))) }
     }
 
+    /// Whether a whole record of `version` whose checksum holds starts at `offset` of `file`:
+    /// a mark is trusted only then (a mark read while the writer rewrote its slot is skipped, but
+    /// the check costs one read, once per segment entered).
+    private static func holdsRecord(of version: UInt64, in file: any LogFile, at offset: Int) throws(KVError) -> Bool {
+        var bytes = try file.read(at: offset, count: chunk)
+        if let length = recordLength(bytes, at: 0), length <= LogFormat.maxPayloadSize,
+           LogFormat.recordHeaderSize + length > bytes.count {
+            bytes = try file.read(at: offset, count: LogFormat.recordHeaderSize + length)
+        }
+        guard case .record(let found, _, _, _) = bytes.withUnsafeBytes({ LogRecordReader.read($0, at: 0) }) else { return false }
+        return found == version
+    }
+
     /// Opens the segment holding `nextVersion`: the newest whose first version is at or below
     /// it. Returns false when there is none (every segment that could hold it was retired),
     /// true otherwise, with `segment` nil when no segment has started yet.
@@ -228,6 +245,11 @@ struct LogFollower {
             }
             segment = (file, name)
             offset = LogFormat.segmentHeaderSize
+            // Nearer the next version, when the writer marked a record at or below it there.
+            if let mark = marks?.bestMark(generation: generation, segment: first, atOrBelow: nextVersion),
+               try Self.holdsRecord(of: mark.version, in: file, at: mark.offset) {
+                offset = mark.offset
+            }
             return true
         }
         return false

@@ -49,7 +49,7 @@ extension StoreCore {
             report.lastVersion = tables.applied
             report.openedReadOnly = cause
             let follower = LogFollower(fileSystem: fileSystem, directory: directory + "/wal", after: tables.applied,
-                                       generation: published?.read().generation ?? 0)
+                                       generation: published?.read().generation ?? 0, marks: published)
             return (env, (tables.meta, report, writer, state), published, follower)
         } catch {
             env.close()
