@@ -318,34 +318,59 @@ package enum LogRecordCodec {
     /// then prune).
     package static func decodePayload(_ payload: UnsafeRawBufferPointer, version: UInt64,
                                       names: inout TableNames) -> LoggedCommit? {
-        var reader = ByteReader(payload)
-        guard let count = reader.u32() else { return nil }
         var operations: [LoggedOperation] = []
         // The count is untrusted until the operations parse: every operation takes at
         // least 12 bytes of payload, so reserve no more than the payload can hold.
-        operations.reserveCapacity(min(Int(count), payload.count / 12))
+        if payload.count >= 4 {
+            let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+            operations.reserveCapacity(min(count, payload.count / 12))
+        }
+        guard decodeOperations(payload, names: &names, appendingTo: &operations) else { return nil }
+        return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
+    }
+
+    /// Decodes a payload's operations onto the end of `operations` (a reader following the log
+    /// gathers a refresh's commits in one array, see `StoreCore.refresh`); false, with
+    /// `operations` as it was, when the payload is malformed.
+    package static func decodeOperations(_ payload: UnsafeRawBufferPointer, names: inout TableNames,
+                                         appendingTo operations: inout [LoggedOperation]) -> Bool {
+        var reader = ByteReader(payload)
+        guard let count = reader.u32() else { return false }
+        let before = operations.count
         for _ in 0..<count {
             guard let kind = reader.u8(), (LogFormat.putKind...LogFormat.unversionedDeleteKind).contains(kind),
                   let tableLength = reader.u8(), let tableBytes = reader.rawBytes(Int(tableLength)),
                   let (table, seed) = names.nameAndSeed(tableBytes),
                   let keyLength = reader.u16(), let keyBytes = reader.rawBytes(Int(keyLength)),
                   let recordVersion = reader.u64()
-            else { return nil }
+            else {
+                operations.removeLast(operations.count - before)
+                return false
+            }
             var value: [UInt8]? = nil
             if kind != LogFormat.deleteKind && kind != LogFormat.unversionedDeleteKind {
-                guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else { return nil }
+                guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else {
+                    operations.removeLast(operations.count - before)
+                    return false
+                }
                 value = bytes
             }
             let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
             // An unversioned op's record-version field is written as 0; any other value is damage.
-            if isUnversioned && recordVersion != 0 { return nil }
+            if isUnversioned && recordVersion != 0 {
+                operations.removeLast(operations.count - before)
+                return false
+            }
             operations.append(LoggedOperation(table: table, key: Array(keyBytes), recordVersion: recordVersion, value: value,
                                               replacesTombstone: kind == LogFormat.putOverTombstoneKind,
                                               isUnversioned: isUnversioned,
                                               digest: seed.finalize(keyBytes, rounds: 1, finalRounds: 3)))
         }
-        guard reader.remaining == 0 else { return nil }
-        return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
+        guard reader.remaining == 0 else {
+            operations.removeLast(operations.count - before)
+            return false
+        }
+        return true
     }
 
     /// The header for a segment of `capacity` bytes (a whole number of KiB) whose first
