@@ -139,15 +139,15 @@ package struct ByteReader {
 
     package var remaining: Int { bytes.count - offset }
 
-    package mutating func u8() -> UInt8? {
+    @inline(__always) package mutating func u8() -> UInt8? {
         guard remaining >= 1 else { return nil }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    package mutating func u16() -> UInt16? { integer(UInt16.self) }
-    package mutating func u32() -> UInt32? { integer(UInt32.self) }
-    package mutating func u64() -> UInt64? { integer(UInt64.self) }
+    @inline(__always) package mutating func u16() -> UInt16? { integer(UInt16.self) }
+    @inline(__always) package mutating func u32() -> UInt32? { integer(UInt32.self) }
+    @inline(__always) package mutating func u64() -> UInt64? { integer(UInt64.self) }
 
     package mutating func raw(_ count: Int) -> [UInt8]? {
         // From a buffer, one memcpy: `Array` over a slice copied byte by byte through an
@@ -156,13 +156,13 @@ package struct ByteReader {
     }
 
     /// The next `count` bytes in place, valid as long as the buffer read.
-    package mutating func rawBytes(_ count: Int) -> UnsafeRawBufferPointer? {
+    @inline(__always) package mutating func rawBytes(_ count: Int) -> UnsafeRawBufferPointer? {
         guard count >= 0, remaining >= count else { return nil }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
 
-    private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T? {
+    @inline(__always) private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T? {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { return nil }
         defer { offset += size }

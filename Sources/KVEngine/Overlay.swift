@@ -272,7 +272,9 @@ package struct OverlayState {
             // Everything is in LMDB (or most of it, for a reader) and no snapshot reads the
             // overlay: drop it whole, and publish again what LMDB does not hold.
             let dropped = (entries, unapplied)
-            entries = OverlayTable()
+            // A reader's table fills again as fast as it did (the writer's commits between two
+            // applies): sized for as many keys, it is not rehashed through every doubling.
+            entries = OverlayTable(capacity: republishing ? dropped.0.count : 0)
             keysPerTable = [:]
             bytes = 0
             unapplied = []
