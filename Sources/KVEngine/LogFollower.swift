@@ -70,14 +70,14 @@ struct LogFollower {
         case retired
     }
 
-    /// Reads the commits from `nextVersion` through `limit` and appends the operations of each
-    /// one above `skipping` to `operations`, their payload bytes (less their counts) to
-    /// `payloadBytes` (those at or below it are in LMDB already: stepped over, not decoded). Stops early, without error, where the log has nothing more yet. Throws
+    /// Reads the commits from `nextVersion` through `limit` and appends the overlay writes of
+    /// each one above `skipping` to `inserts` (those at or below it are in LMDB already:
+    /// stepped over, not decoded). Stops early, without error, where the log has nothing more yet. Throws
     /// `corruptLog` for a record that fails its checks before `limit` (acknowledged bytes
     /// never change), unless `limit` is `.max`: then everything intact is read, and damage is
     /// taken as the end (a crashed writer's torn tail, which the next writer cuts).
     mutating func read(through limit: UInt64, skipping applied: UInt64,
-                       into operations: inout [LoggedOperation], payloadBytes: inout Int) throws(KVError) -> Outcome {
+                       into inserts: inout OverlayInserts) throws(KVError) -> Outcome {
         var buffer: [UInt8] = []
         var bufferStart = 0
         var chunk = LogFollower.chunk
@@ -113,12 +113,11 @@ struct LogFollower {
                         if version == nextVersion {
                             if version > limit { return .done }
                             if version > applied {
-                                guard LogRecordCodec.decodeOperations(UnsafeRawBufferPointer(rebasing: bytes[payload]),
-                                                                      names: &names, appendingTo: &operations) else {
+                                guard inserts.appendDecoded(UnsafeRawBufferPointer(rebasing: bytes[payload]),
+                                                            version: version, names: &names) else {
                                     throw KVError.corruptLog(file: directory + "/" + open.name, offset: offset,
                                                              reason: "record of version \(version) passed its checksum but does not decode")
                                 }
-                                payloadBytes += payload.count - 4
                             }
                             nextVersion += 1
                         }

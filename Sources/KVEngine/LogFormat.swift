@@ -311,11 +311,11 @@ package enum LogRecordCodec {
         return decodePayload(payload, version: version, names: &names)
     }
 
-    /// `decodePayload`, taking the table names from `names` (and adding to it): a reader
-    /// following the log decodes every commit, nearly all of them naming a table seen before.
-    /// Each operation carries its key's digest, hashed here from the table's cached seed: the
-    /// reader's overlay then neither hashes the table name per key nor the key twice (publish,
-    /// then prune).
+    /// `decodePayload`, taking the table names from `names` (and adding to it): records mostly
+    /// name a table seen before. Each operation carries its key's digest, hashed here from the
+    /// table's cached seed, so that an overlay neither hashes the table name per key nor the key
+    /// twice (publish, then prune). A reader following the log decodes straight into its
+    /// overlay's writes instead (`OverlayInserts.appendDecoded`).
     package static func decodePayload(_ payload: UnsafeRawBufferPointer, version: UInt64,
                                       names: inout TableNames) -> LoggedCommit? {
         var operations: [LoggedOperation] = []
@@ -325,52 +325,45 @@ package enum LogRecordCodec {
             let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
             operations.reserveCapacity(min(count, payload.count / 12))
         }
-        guard decodeOperations(payload, names: &names, appendingTo: &operations) else { return nil }
+        let parsed = forEachOperation(payload, names: &names) { table, seed, kind, keyBytes, recordVersion, value in
+            operations.append(LoggedOperation(table: table, key: Array(keyBytes), recordVersion: recordVersion,
+                                              value: value.map { Array($0) },
+                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind,
+                                              isUnversioned: kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind,
+                                              digest: seed.finalize(keyBytes, rounds: 1, finalRounds: 3)))
+        }
+        guard parsed else { return nil }
         return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
     }
 
-    /// Decodes a payload's operations onto the end of `operations` (a reader following the log
-    /// gathers a refresh's commits in one array, see `StoreCore.refresh`); false, with
-    /// `operations` as it was, when the payload is malformed.
-    package static func decodeOperations(_ payload: UnsafeRawBufferPointer, names: inout TableNames,
-                                         appendingTo operations: inout [LoggedOperation]) -> Bool {
+    /// Parses a payload and calls `body` with each operation's table (and its digest seed), kind,
+    /// key, record version and value (nil for a delete), in place; false when the payload is
+    /// malformed (`body` may have been called for the operations before the damage).
+    @inline(__always)
+    static func forEachOperation(
+        _ payload: UnsafeRawBufferPointer, names: inout TableNames,
+        _ body: (String, SipHash, UInt8, UnsafeRawBufferPointer, UInt64, UnsafeRawBufferPointer?) -> Void
+    ) -> Bool {
         var reader = ByteReader(payload)
         guard let count = reader.u32() else { return false }
-        let before = operations.count
         for _ in 0..<count {
             guard let kind = reader.u8(), (LogFormat.putKind...LogFormat.unversionedDeleteKind).contains(kind),
                   let tableLength = reader.u8(), let tableBytes = reader.rawBytes(Int(tableLength)),
                   let (table, seed) = names.nameAndSeed(tableBytes),
                   let keyLength = reader.u16(), let keyBytes = reader.rawBytes(Int(keyLength)),
                   let recordVersion = reader.u64()
-            else {
-                operations.removeLast(operations.count - before)
-                return false
-            }
-            var value: [UInt8]? = nil
+            else { return false }
+            var value: UnsafeRawBufferPointer? = nil
             if kind != LogFormat.deleteKind && kind != LogFormat.unversionedDeleteKind {
-                guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else {
-                    operations.removeLast(operations.count - before)
-                    return false
-                }
+                guard let valueLength = reader.u32(), let bytes = reader.rawBytes(Int(valueLength)) else { return false }
                 value = bytes
             }
-            let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
             // An unversioned op's record-version field is written as 0; any other value is damage.
-            if isUnversioned && recordVersion != 0 {
-                operations.removeLast(operations.count - before)
-                return false
-            }
-            operations.append(LoggedOperation(table: table, key: Array(keyBytes), recordVersion: recordVersion, value: value,
-                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind,
-                                              isUnversioned: isUnversioned,
-                                              digest: seed.finalize(keyBytes, rounds: 1, finalRounds: 3)))
+            let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
+            if isUnversioned && recordVersion != 0 { return false }
+            body(table, seed, kind, keyBytes, recordVersion, value)
         }
-        guard reader.remaining == 0 else {
-            operations.removeLast(operations.count - before)
-            return false
-        }
-        return true
+        return reader.remaining == 0
     }
 
     /// The header for a segment of `capacity` bytes (a whole number of KiB) whose first

@@ -28,7 +28,7 @@ public struct StoreStats: Sendable, Hashable {
     /// Bytes held in the overlay: committed, not yet applied to LMDB.
     public var overlayBytes: Int
     /// Commits held in the overlay. For a read-only store, the commits it followed above LMDB's
-    /// applied version (it holds a refresh's commits as one).
+    /// applied version (it keeps no list of them).
     public var overlayCommits: Int
     /// The most bytes the overlay has held since the store opened. It stays at or below
     /// ``overlayLimit`` plus ``overlayLargestGroupBytes`` while no snapshot keeps applied

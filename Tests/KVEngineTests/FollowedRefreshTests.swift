@@ -3,8 +3,9 @@ import Foundation
 import KVEngine
 import Testing
 
-/// A reader publishes the commits one refresh read as one (`StoreCore.refresh`): within them,
-/// a later write of a key still hides an earlier one, and the reader still counts commits.
+/// A reader decodes the commits one refresh reads straight into its overlay, keeping no list
+/// of them (`StoreCore.refresh`): a later write of a key still hides an earlier one, and the
+/// reader still counts the commits it holds above LMDB's.
 @Suite struct FollowedRefreshTests {
     @Test func aRefreshsCommitsShowTheirLastWriteOfEachKeyAndCountAsCommits() throws {
         var options = lazyOptions()
