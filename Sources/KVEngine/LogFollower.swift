@@ -18,8 +18,11 @@ struct LogFollower {
     let directory: String
     /// The next commit version to read.
     private(set) var nextVersion: UInt64
-    /// The open segment the next version is in (or after), and where its record starts.
-    private var segment: (file: any LogFile, name: String, offset: Int)?
+    /// The open segment the next version is in (or after).
+    private var segment: (file: any LogFile, name: String)?
+    /// Where the next record starts in `segment`. Apart from it, so stepping from one record
+    /// to the next copies (and retains) neither the file nor its name.
+    private var offset = 0
     /// The writer generation whose log this position belongs to (`PublishedProgress`).
     var generation: UInt64
     /// Log records read since open (decoded or stepped over), for the stats and the tests of
@@ -27,14 +30,22 @@ struct LogFollower {
     private(set) var recordsRead = 0
     /// The table names of the commits decoded so far.
     private var names = TableNames()
+    /// The writer's published page, whose marks say where records start (`LogMark`).
+    let marks: PublishedProgress?
 
-    /// How much a read asks for when it does not know the record's length yet: a refresh
-    /// usually finds a few small commits (a longer record is read whole, see `read`).
+    /// How much the first read of a refresh asks for: a paced reader usually finds a few small
+    /// commits. Each further read of the same refresh asks for twice as much, up to `maxChunk`
+    /// (a longer record is read whole, see `fill`): a follower entering a long segment at its
+    /// start (a new reader, a restart) steps over every record up to LMDB's applied version, and
+    /// reads of 4 KiB made that a system call and an array per twenty-odd records.
     static let chunk = 4 << 10
+    static let maxChunk = 256 << 10
 
-    init(fileSystem: any FileSystem, directory: String, after version: UInt64, generation: UInt64) {
+    init(fileSystem: any FileSystem, directory: String, after version: UInt64, generation: UInt64,
+         marks: PublishedProgress? = nil) {
         self.fileSystem = fileSystem
         self.directory = directory
+        self.marks = marks
         self.nextVersion = version + 1
         self.generation = generation
     }
@@ -59,33 +70,69 @@ struct LogFollower {
         case retired
     }
 
-    /// Reads the commits from `nextVersion` through `limit` and hands each one above
-    /// `skipping` to `body` (those at or below it are in LMDB already: stepped over, not
-    /// decoded). Stops early, without error, where the log has nothing more yet. Throws
+    /// Reads the commits from `nextVersion` through `limit` and appends the overlay writes of
+    /// each one above `skipping` to `inserts` (those at or below it are in LMDB already:
+    /// stepped over, not decoded). Stops early, without error, where the log has nothing more yet. Throws
     /// `corruptLog` for a record that fails its checks before `limit` (acknowledged bytes
     /// never change), unless `limit` is `.max`: then everything intact is read, and damage is
     /// taken as the end (a crashed writer's torn tail, which the next writer cuts).
     mutating func read(through limit: UInt64, skipping applied: UInt64,
-                       _ body: (LoggedCommit) throws(KVError) -> Void) throws(KVError) -> Outcome {
+                       into inserts: inout OverlayInserts) throws(KVError) -> Outcome {
         var buffer: [UInt8] = []
         var bufferStart = 0
+        var chunk = LogFollower.chunk
         while nextVersion <= limit {
             if segment == nil {
                 guard try locate() else { return .retired }
             }
             guard let open = segment else { return .read }
-            // The bytes from the record's start: those still buffered, or a fresh read.
-            if open.offset < bufferStart || open.offset + LogFormat.recordHeaderSize > bufferStart + buffer.count {
-                buffer = try open.file.read(at: open.offset, count: LogFollower.chunk)
-                bufferStart = open.offset
+            try fill(&buffer, from: &bufferStart, chunk: &chunk, file: open.file)
+            // The records the buffer holds whole, read in place, until one runs past its end.
+            let stop = try buffer.withBytes { (bytes) throws(KVError) -> Stop in
+                while nextVersion <= limit {
+                    let at = offset - bufferStart
+                    // The buffer's first record was filled as far as the file has it: parsed even
+                    // when short, to report what is wrong with it.
+                    if at > 0 && !Self.holdsWholeRecord(bytes, at: at) { return .refill }
+                    switch LogRecordReader.read(bytes, at: at) {
+                    case .end:
+                        return .done
+                    case .seal(let next, _, _):
+                        return .seal(next: next)
+                    case .damaged(let reason):
+                        if limit == .max { return .done }
+                        throw KVError.corruptLog(file: directory + "/" + open.name, offset: offset,
+                                                 reason: "\(reason), reading acknowledged commit \(nextVersion)")
+                    case .record(let version, _, let payload, let next):
+                        recordsRead += 1
+                        if version > nextVersion {
+                            if limit == .max { return .done }
+                            throw KVError.corruptLog(file: directory + "/" + open.name, offset: offset,
+                                                     reason: "record of version \(version) where commit \(nextVersion) was expected")
+                        }
+                        if version == nextVersion {
+                            if version > limit { return .done }
+                            if version > applied {
+                                guard inserts.appendDecoded(UnsafeRawBufferPointer(rebasing: bytes[payload]),
+                                                            version: version, names: &names) else {
+                                    throw KVError.corruptLog(file: directory + "/" + open.name, offset: offset,
+                                                             reason: "record of version \(version) passed its checksum but does not decode")
+                                }
+                            }
+                            nextVersion += 1
+                        }
+                        // Versions below `nextVersion`: a segment entered at its start, stepped over.
+                        offset = bufferStart + next
+                    }
+                }
+                return .done
             }
-            let found = try buffer.withBytes { (bytes) throws(KVError) -> RecordRead in
-                LogRecordReader.read(bytes, at: open.offset - bufferStart)
-            }
-            switch found {
-            case .end:
+            switch stop {
+            case .done:
                 return .read
-            case .seal(let next, _, _):
+            case .refill:
+                continue
+            case .seal(let next):
                 open.file.close()
                 segment = nil
                 // The buffered bytes are this segment's, and the next one's first record sits at
@@ -94,57 +141,71 @@ struct LogFollower {
                 bufferStart = 0
                 // The next segment starts at the version after the last record here.
                 if next != nextVersion {
-                    throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
+                    throw KVError.corruptLog(file: directory + "/" + open.name, offset: offset,
                                              reason: "a seal names segment \(next), but the next commit is \(nextVersion)")
                 }
-            case .damaged(let reason):
-                // A record longer than the buffer reads as running past its end: read it whole.
-                if let length = Self.recordLength(buffer, at: open.offset - bufferStart),
-                   length <= LogFormat.maxPayloadSize,
-                   open.offset + LogFormat.recordHeaderSize + length > bufferStart + buffer.count {
-                    let whole = try open.file.read(at: open.offset, count: LogFormat.recordHeaderSize + length)
-                    if whole.count == LogFormat.recordHeaderSize + length {
-                        buffer = whole
-                        bufferStart = open.offset
-                        continue
-                    }
-                }
-                if limit == .max { return .read }
-                throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
-                                         reason: "\(reason), reading acknowledged commit \(nextVersion)")
-            case .record(let version, _, let payload, let next):
-                recordsRead += 1
-                if version > nextVersion {
-                    if limit == .max { return .read }
-                    throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
-                                             reason: "record of version \(version) where commit \(nextVersion) was expected")
-                }
-                if version == nextVersion {
-                    if version > limit { return .read }
-                    if version > applied {
-                        let decoded = buffer.withUnsafeBytes { bytes in
-                            LogRecordCodec.decodePayload(UnsafeRawBufferPointer(rebasing: bytes[(payload.lowerBound)..<(payload.upperBound)]),
-                                                         version: version, names: &names)
-                        }
-                        guard let commit = decoded else {
-                            throw KVError.corruptLog(file: directory + "/" + open.name, offset: open.offset,
-                                                     reason: "record of version \(version) passed its checksum but does not decode")
-                        }
-                        try body(commit)
-                    }
-                    nextVersion += 1
-                }
-                // Versions below `nextVersion`: a segment entered at its start, stepped over.
-                segment = (open.file, open.name, bufferStart + next)
             }
         }
         return .read
+    }
+
+    /// Where `read` stops reading records in place.
+    private enum Stop {
+        /// Through the limit, or to the end of the log (or, for a writer that never published,
+        /// its first damage).
+        case done
+        /// The next record runs past the buffer's end.
+        case refill
+        /// The segment is sealed; the next one starts at `next`.
+        case seal(next: UInt64)
+    }
+
+    /// Reads the bytes from `offset` into `buffer`, unless it holds the record there whole: at
+    /// least `chunk` bytes (doubled for the next read, up to `maxChunk`), and the whole record
+    /// once its header gives its length. Fewer only where the file ends.
+    private func fill(_ buffer: inout [UInt8], from bufferStart: inout Int, chunk: inout Int,
+                      file: any LogFile) throws(KVError) {
+        // Twice at most: once for the header, once more for a record longer than the chunk.
+        for _ in 0..<2 {
+            let at = offset - bufferStart
+            var needed = LogFormat.recordHeaderSize
+            if at >= 0, let length = Self.recordLength(buffer, at: at) {
+                if at + needed + length <= buffer.count || length > LogFormat.maxPayloadSize { return }
+                needed += length
+            }
+            let count = max(chunk, needed)
+            buffer = try file.read(at: offset, count: count)
+            bufferStart = offset
+            chunk = min(chunk * 2, LogFollower.maxChunk)
+            if buffer.count < count { return }
+        }
+    }
+
+    /// Whether the record at `offset` of `bytes` is there whole (or its length is damage
+    /// already, which parsing reports): false when its header or its payload runs past the end.
+    private static func holdsWholeRecord(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> Bool {
+        guard offset + LogFormat.recordHeaderSize <= bytes.count else { return false }
+        let length = Int(UInt32(littleEndian: bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)))
+        return length > LogFormat.maxPayloadSize || offset + LogFormat.recordHeaderSize + length <= bytes.count
     }
 
     /// The length field of the record header at `offset` of `buffer`, if the header is there.
     private static func recordLength(_ buffer: [UInt8], at offset: Int) -> Int? {
         guard offset + LogFormat.recordHeaderSize <= buffer.count else { return nil }
         return buffer.withUnsafeBytes { Int(UInt32(littleEndian: $0.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self))) }
+    }
+
+    /// Whether a whole record of `version` whose checksum holds starts at `offset` of `file`:
+    /// a mark is trusted only then (a mark read while the writer rewrote its slot is skipped, but
+    /// the check costs one read, once per segment entered).
+    private static func holdsRecord(of version: UInt64, in file: any LogFile, at offset: Int) throws(KVError) -> Bool {
+        var bytes = try file.read(at: offset, count: chunk)
+        if let length = recordLength(bytes, at: 0), length <= LogFormat.maxPayloadSize,
+           LogFormat.recordHeaderSize + length > bytes.count {
+            bytes = try file.read(at: offset, count: LogFormat.recordHeaderSize + length)
+        }
+        guard case .record(let found, _, _, _) = bytes.withUnsafeBytes({ LogRecordReader.read($0, at: 0) }) else { return false }
+        return found == version
     }
 
     /// Opens the segment holding `nextVersion`: the newest whose first version is at or below
@@ -180,7 +241,13 @@ struct LogFollower {
                 if header.allSatisfy({ $0 == 0 }) { return true }
                 throw error
             }
-            segment = (file, name, LogFormat.segmentHeaderSize)
+            segment = (file, name)
+            offset = LogFormat.segmentHeaderSize
+            // Nearer the next version, when the writer marked a record at or below it there.
+            if let mark = marks?.bestMark(generation: generation, segment: first, atOrBelow: nextVersion),
+               try Self.holdsRecord(of: mark.version, in: file, at: mark.offset) {
+                offset = mark.offset
+            }
             return true
         }
         return false

@@ -139,15 +139,15 @@ package struct ByteReader {
 
     package var remaining: Int { bytes.count - offset }
 
-    package mutating func u8() -> UInt8? {
+    @inline(__always) package mutating func u8() -> UInt8? {
         guard remaining >= 1 else { return nil }
         defer { offset += 1 }
         return bytes[offset]
     }
 
-    package mutating func u16() -> UInt16? { integer(UInt16.self) }
-    package mutating func u32() -> UInt32? { integer(UInt32.self) }
-    package mutating func u64() -> UInt64? { integer(UInt64.self) }
+    @inline(__always) package mutating func u16() -> UInt16? { integer(UInt16.self) }
+    @inline(__always) package mutating func u32() -> UInt32? { integer(UInt32.self) }
+    @inline(__always) package mutating func u64() -> UInt64? { integer(UInt64.self) }
 
     package mutating func raw(_ count: Int) -> [UInt8]? {
         // From a buffer, one memcpy: `Array` over a slice copied byte by byte through an
@@ -156,13 +156,13 @@ package struct ByteReader {
     }
 
     /// The next `count` bytes in place, valid as long as the buffer read.
-    package mutating func rawBytes(_ count: Int) -> UnsafeRawBufferPointer? {
+    @inline(__always) package mutating func rawBytes(_ count: Int) -> UnsafeRawBufferPointer? {
         guard count >= 0, remaining >= count else { return nil }
         defer { offset += count }
         return UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
     }
 
-    private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T? {
+    @inline(__always) private mutating func integer<T: FixedWidthInteger>(_ type: T.Type) -> T? {
         let size = MemoryLayout<T>.size
         guard remaining >= size else { return nil }
         defer { offset += size }
@@ -311,41 +311,59 @@ package enum LogRecordCodec {
         return decodePayload(payload, version: version, names: &names)
     }
 
-    /// `decodePayload`, taking the table names from `names` (and adding to it): a reader
-    /// following the log decodes every commit, nearly all of them naming a table seen before.
-    /// Each operation carries its key's digest, hashed here from the table's cached seed: the
-    /// reader's overlay then neither hashes the table name per key nor the key twice (publish,
-    /// then prune).
+    /// `decodePayload`, taking the table names from `names` (and adding to it): records mostly
+    /// name a table seen before. Each operation carries its key's digest, hashed here from the
+    /// table's cached seed, so that an overlay neither hashes the table name per key nor the key
+    /// twice (publish, then prune). A reader following the log decodes straight into its
+    /// overlay's writes instead (`OverlayInserts.appendDecoded`).
     package static func decodePayload(_ payload: UnsafeRawBufferPointer, version: UInt64,
                                       names: inout TableNames) -> LoggedCommit? {
-        var reader = ByteReader(payload)
-        guard let count = reader.u32() else { return nil }
         var operations: [LoggedOperation] = []
         // The count is untrusted until the operations parse: every operation takes at
         // least 12 bytes of payload, so reserve no more than the payload can hold.
-        operations.reserveCapacity(min(Int(count), payload.count / 12))
+        if payload.count >= 4 {
+            let count = Int(UInt32(littleEndian: payload.loadUnaligned(as: UInt32.self)))
+            operations.reserveCapacity(min(count, payload.count / 12))
+        }
+        let parsed = forEachOperation(payload, names: &names) { table, seed, kind, keyBytes, recordVersion, value in
+            operations.append(LoggedOperation(table: table, key: Array(keyBytes), recordVersion: recordVersion,
+                                              value: value.map { Array($0) },
+                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind,
+                                              isUnversioned: kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind,
+                                              digest: seed.finalize(keyBytes, rounds: 1, finalRounds: 3)))
+        }
+        guard parsed else { return nil }
+        return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
+    }
+
+    /// Parses a payload and calls `body` with each operation's table (and its digest seed), kind,
+    /// key, record version and value (nil for a delete), in place; false when the payload is
+    /// malformed (`body` may have been called for the operations before the damage).
+    @inline(__always)
+    static func forEachOperation(
+        _ payload: UnsafeRawBufferPointer, names: inout TableNames,
+        _ body: (String, SipHash, UInt8, UnsafeRawBufferPointer, UInt64, UnsafeRawBufferPointer?) -> Void
+    ) -> Bool {
+        var reader = ByteReader(payload)
+        guard let count = reader.u32() else { return false }
         for _ in 0..<count {
             guard let kind = reader.u8(), (LogFormat.putKind...LogFormat.unversionedDeleteKind).contains(kind),
                   let tableLength = reader.u8(), let tableBytes = reader.rawBytes(Int(tableLength)),
                   let (table, seed) = names.nameAndSeed(tableBytes),
                   let keyLength = reader.u16(), let keyBytes = reader.rawBytes(Int(keyLength)),
                   let recordVersion = reader.u64()
-            else { return nil }
-            var value: [UInt8]? = nil
+            else { return false }
+            var value: UnsafeRawBufferPointer? = nil
             if kind != LogFormat.deleteKind && kind != LogFormat.unversionedDeleteKind {
-                guard let valueLength = reader.u32(), let bytes = reader.raw(Int(valueLength)) else { return nil }
+                guard let valueLength = reader.u32(), let bytes = reader.rawBytes(Int(valueLength)) else { return false }
                 value = bytes
             }
-            let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
             // An unversioned op's record-version field is written as 0; any other value is damage.
-            if isUnversioned && recordVersion != 0 { return nil }
-            operations.append(LoggedOperation(table: table, key: Array(keyBytes), recordVersion: recordVersion, value: value,
-                                              replacesTombstone: kind == LogFormat.putOverTombstoneKind,
-                                              isUnversioned: isUnversioned,
-                                              digest: seed.finalize(keyBytes, rounds: 1, finalRounds: 3)))
+            let isUnversioned = kind == LogFormat.unversionedPutKind || kind == LogFormat.unversionedDeleteKind
+            if isUnversioned && recordVersion != 0 { return false }
+            body(table, seed, kind, keyBytes, recordVersion, value)
         }
-        guard reader.remaining == 0 else { return nil }
-        return LoggedCommit(version: version, operations: operations, payloadSize: payload.count)
+        return reader.remaining == 0
     }
 
     /// The header for a segment of `capacity` bytes (a whole number of KiB) whose first

@@ -26,6 +26,11 @@ struct LogWriter {
     private(set) var syncCount = 0
     private(set) var appendCount = 0
     private var buffer = ByteWriter()
+    /// The segment and offset of the last mark taken for readers (`LogMark`), the mark the
+    /// last append took if the caller has not published it yet, and how many were taken before.
+    private var marked: (segment: UInt64, offset: Int) = (0, 0)
+    private var pendingMark: LogMark?
+    private var marksTaken = 0
 
     /// How far ahead of the records an append writes zeros. The blocks are then allocated
     /// and written before the records that land in them, so the fdatasync of those records
@@ -170,12 +175,31 @@ struct LogWriter {
             activeZeroedThrough = max(activeZeroedThrough, offset + buffer.bytes.count)
             segments[segments.count - 1].size = recordsEnd
             writtenVersion = commits[commits.count - 1].version
+            takeMarkIfDue(version: first.version, offset: offset)
             if sync { try syncActive() }
         } catch {
             failure = error
             throw error
         }
         if buffer.bytes.capacity > 16 << 20 { buffer = ByteWriter() }
+    }
+
+    /// Marks the append of `version` at `offset` of the active segment for readers when
+    /// `LogMark.stride` bytes of it passed since its last mark (or its start).
+    private mutating func takeMarkIfDue(version: UInt64, offset: Int) {
+        let segment = segments[segments.count - 1].firstVersion
+        if marked.segment != segment { marked = (segment, LogFormat.segmentHeaderSize) }
+        guard offset - marked.offset >= LogMark.stride else { return }
+        marked.offset = offset
+        pendingMark = LogMark(version: version, segment: segment, offset: offset)
+    }
+
+    /// The mark the last append took, once, with how many were taken before it (its slot).
+    mutating func takeMark() -> (mark: LogMark, count: Int)? {
+        guard let mark = pendingMark else { return nil }
+        pendingMark = nil
+        marksTaken += 1
+        return (mark, marksTaken - 1)
     }
 
     /// Makes the log durable through `version` (no-op when it already is).

@@ -254,12 +254,8 @@ package struct OverlayState {
     /// and woken the waiters: freeing a million entries takes a noticeable fraction of a
     /// second, which no flush needs to wait for.
     ///
-    /// `republishing`: a reader's overlay, whose entries are exactly what publishing its
-    /// unapplied commits in order made. When no snapshot reads the overlay and fewer commits
-    /// remain than were applied, it is rebuilt from the remaining ones: every entry a snapshot
-    /// can read stays, as with pruning each applied key (a lookup and a removal each), for
-    /// less work.
-    mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi], republishing: Bool = false)
+    /// A reader's overlay holds no unapplied commits: see `didApplyFollowed`.
+    mutating func didApply(through version: UInt64, count: Int, newTables: [String: MDB_dbi])
         -> (entries: OverlayTable, commits: [LoggedCommit])?
     {
         tableHandles.merge(newTables) { old, _ in old }
@@ -267,22 +263,14 @@ package struct OverlayState {
         appliedVersion = version
         watermark = version
         let intervals = neededIntervals
-        let remaining = unapplied.count - unappliedHead - count
-        if intervals.isEmpty && (remaining == 0 || (republishing && remaining < count)) {
-            // Everything is in LMDB (or most of it, for a reader) and no snapshot reads the
-            // overlay: drop it whole, and publish again what LMDB does not hold.
+        if intervals.isEmpty && unapplied.count - unappliedHead == count {
+            // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
             let dropped = (entries, unapplied)
             entries = OverlayTable()
             keysPerTable = [:]
             bytes = 0
             unapplied = []
             unappliedHead = 0
-            if remaining > 0 {
-                // A rebuild is no publish: the figures of the largest one stay.
-                let largest = largestPublishBytes
-                _ = publish(Array(dropped.1.suffix(remaining)))
-                largestPublishBytes = largest
-            }
             return dropped
         }
         // The operations are read in place through a pointer: iterating them copied each one

@@ -176,6 +176,28 @@ package final class OverlayTable {
         return removed.versions
     }
 
+    /// Moves out every key whose versions `keep` takes, handing each to `body`; the others stay,
+    /// freed with the table. Leaves the table to be freed only: its runs have holes.
+    func moveOut(where keep: (borrowing OverlayVersions) -> Bool, _ body: (consuming TableKey, consuming OverlayVersions) -> Void) {
+        for index in 0...mask where used[index] != 0 && keep((buckets + index).pointee.versions) {
+            let bucket = (buckets + index).move()
+            used[index] = 0
+            count -= 1
+            body(bucket.key, bucket.versions)
+        }
+    }
+
+    /// Adds `key`, which the table does not hold, with its versions (moved from another table).
+    func insertMoved(_ key: consuming TableKey, _ versions: consuming OverlayVersions) {
+        if (count + 1) * 4 > (mask + 1) * 3 { resize(to: (mask + 1) * 2) }
+        let (index, found) = probe(key)
+        precondition(!found, "OverlayTable: a moved key is here already")
+        key.key.withUnsafeBytes { filter.add($0) }
+        (buckets + index).initialize(to: Bucket(key: key, versions: versions))
+        used[index] = 1
+        count += 1
+    }
+
     /// Every key, in no particular order.
     package var keys: [TableKey] {
         var keys: [TableKey] = []

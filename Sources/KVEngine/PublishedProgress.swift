@@ -19,7 +19,8 @@ import Glibc
 // an older generation saw a commit that reopening lost (a power loss, a recovery cut). Both words are read and written
 // with atomic loads and stores in the machine's byte order (little-endian on every platform
 // Cairn builds for). FROZEN: offsets, magic and format are read by other processes.
-// Nothing here is durable: after a crash, the next writer publishes afresh.
+// Nothing here is durable: after a crash, the next writer publishes afresh. From offset 64, the
+// writer's marks of where records sit in the log (LogMarks.swift).
 
 /// The published log position: written by the writer process, read by reader processes.
 ///
@@ -35,7 +36,7 @@ package final class PublishedProgress: @unchecked Sendable {
     static let startOffset = 32
 
     private let base: UnsafeMutableRawPointer
-    private let writable: Bool
+    let writable: Bool
 
     private init(base: UnsafeMutableRawPointer, writable: Bool) {
         self.base = base
@@ -105,7 +106,7 @@ package final class PublishedProgress: @unchecked Sendable {
         PublishedProgress.magic.withUnsafeBytes { memcmp(base, $0.baseAddress!, 8) == 0 }
     }
 
-    private func word(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
+    func word(_ offset: Int) -> UnsafeMutablePointer<UInt64> {
         base.advanced(by: offset).assumingMemoryBound(to: UInt64.self)
     }
 

@@ -27,7 +27,8 @@ public struct StoreStats: Sendable, Hashable {
     public var recordsPerTable: [String: Int]
     /// Bytes held in the overlay: committed, not yet applied to LMDB.
     public var overlayBytes: Int
-    /// Commits held in the overlay.
+    /// Commits held in the overlay. For a read-only store, the commits it followed above LMDB's
+    /// applied version (it keeps no list of them).
     public var overlayCommits: Int
     /// The most bytes the overlay has held since the store opened. It stays at or below
     /// ``overlayLimit`` plus ``overlayLargestGroupBytes`` while no snapshot keeps applied
@@ -82,7 +83,9 @@ extension StoreCore {
         let now = monotonicSeconds()
         let overlayFigures = overlay.withLock { state in
             let oldest = state.liveSnapshots.values.min { $0.version < $1.version }
-            return (state.latestVersion, state.appliedVersion, state.bytes, state.unappliedCount,
+            let unapplied = follower == nil ? state.unappliedCount
+                : Int(state.latestVersion - min(state.latestVersion, state.appliedVersion))
+            return (state.latestVersion, state.appliedVersion, state.bytes, unapplied,
                     state.liveSnapshots.count, oldest?.version, oldest.map { now - $0.openedAt }, state.tableHandles,
                     state.expiredSnapshots, (peak: state.peakBytes, largestGroup: state.largestPublishBytes))
         }

@@ -118,7 +118,11 @@ extension StoreCore {
                 let sync = accepted.contains { $0.member.durability == .full }
                 let appendStart = monotonicSeconds()
                 do {
-                    try log.withLock { (log) throws(KVError) in try log.append(commits, sync: sync) }
+                    try log.withLock { (log) throws(KVError) in
+                        try log.append(commits, sync: sync)
+                        // Under the log lock, so marks fill their slots in turn.
+                        if let published, let (mark, count) = log.takeMark() { published.publishMark(mark, count: count) }
+                    }
                 } catch {
                     for (member, _) in accepted { member.result = .failure(error) }
                     return nil

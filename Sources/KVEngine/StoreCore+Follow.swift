@@ -49,7 +49,7 @@ extension StoreCore {
             report.lastVersion = tables.applied
             report.openedReadOnly = cause
             let follower = LogFollower(fileSystem: fileSystem, directory: directory + "/wal", after: tables.applied,
-                                       generation: published?.read().generation ?? 0)
+                                       generation: published?.read().generation ?? 0, marks: published)
             return (env, (tables.meta, report, writer, state), published, follower)
         } catch {
             env.close()
@@ -74,17 +74,15 @@ extension StoreCore {
             // spares a paced reader most of the writer's commits.
             if limit - position.nextVersion >= StoreCore.commitsWorthAnAppliedCheck { try adoptApplied() }
             for _ in 0..<8 {
-                var commits: [LoggedCommit] = []
-                // Sized once for the commits acknowledged since (grown by doubling, the array
+                // Sized once for the commits acknowledged since (grown by doubling, the buffer
                 // was reallocated about log2(n) times); not when no writer published a limit.
-                if limit != .max && limit >= position.nextVersion {
-                    commits.reserveCapacity(Int(min(limit - position.nextVersion, 1023) + 1))
-                }
+                var inserts = OverlayInserts(capacity: limit != .max && limit >= position.nextVersion
+                                                 ? Int(min(limit - position.nextVersion, 1023) + 1) : 0)
                 let applied = overlay.withLock { $0.appliedVersion }
-                let outcome = try position.read(through: limit, skipping: applied) { commits.append($0) }
+                let outcome = try position.read(through: limit, skipping: applied, into: &inserts)
                 let reached = position.nextVersion - 1
                 let replaced = overlay.withLock { state -> [OverlayEntry] in
-                    let replaced = state.publish(commits)
+                    let replaced = state.publish([], inserts: &inserts)
                     state.latestVersion = max(state.latestVersion, reached)
                     return replaced
                 }
@@ -166,18 +164,11 @@ extension StoreCore {
     /// For a reader's new snapshot, under the overlay lock: LMDB's applied version in
     /// `transaction` becomes the floor (pruning what it makes unneeded), and the latest
     /// version is at least it. Returns what pruning dropped, to free after the lock.
-    func adoptApplied(in transaction: LMDBTransaction, _ state: inout OverlayState) throws(KVError)
-        -> (entries: OverlayTable, commits: [LoggedCommit])?
-    {
+    func adoptApplied(in transaction: LMDBTransaction, _ state: inout OverlayState) throws(KVError) -> OverlayTable? {
         let applied = try StoreCore.appliedVersion(in: transaction, meta: metaHandle)
         state.latestVersion = max(state.latestVersion, applied)
         guard applied > state.appliedVersion else { return nil }
-        var count = 0
-        while state.unappliedHead + count < state.unapplied.count,
-              state.unapplied[state.unappliedHead + count].version <= applied {
-            count += 1
-        }
-        return state.didApply(through: applied, count: count, newTables: [:], republishing: true)
+        return state.didApplyFollowed(through: applied)
     }
 
     /// Opens, for a reader, the LMDB tables that overlay commits created and LMDB now has;

@@ -413,7 +413,7 @@ package final class StoreCore: @unchecked Sendable {
         // new tables and the snapshot's transaction (the table would read as absent).
         for _ in 0..<64 {
             // What a reader's pruning dropped, freed after the lock.
-            var dropped: (entries: OverlayTable, commits: [LoggedCommit])? = nil
+            var dropped: OverlayTable? = nil
             let made = try overlay.withLock { (state) throws(KVError) -> Snapshot? in
                 if state.closing { throw KVError.closed }
                 let tablesApplied = follower != nil && !state.pendingTables.isEmpty ? try openPendingTables(&state) : nil

@@ -1,4 +1,5 @@
 import CairnTestSupport
+import Foundation
 import KVEngine
 
 /// Options that make the applier and the log's segment rotation busy in small tests.
@@ -34,6 +35,31 @@ func withStore<Result>(
     let store = try Store(directory: directory.path, options: options, fileSystem: fileSystem ?? PosixFileSystem())
     defer { store.close() }
     return try body(store, directory)
+}
+
+/// Runs `body` with a copy of the store in `directory` as its writer, killed now, would leave
+/// it (LMDB, the published page and the log as they are), for a reader that follows the log
+/// without a writer appending under it.
+func withCopy<Result>(of directory: TemporaryDirectory, _ body: (String) throws -> Result) throws -> Result {
+    let copy = try TemporaryDirectory(prefix: "cairn-store-copy")
+    defer { copy.remove() }
+    let files = FileManager.default
+    try files.createDirectory(atPath: copy.path + "/wal", withIntermediateDirectories: true)
+    for name in ["data.mdb", "published"] {
+        try files.copyItem(atPath: directory.path + "/" + name, toPath: copy.path + "/" + name)
+    }
+    for name in try files.contentsOfDirectory(atPath: directory.path + "/wal") {
+        try files.copyItem(atPath: directory.path + "/wal/" + name, toPath: copy.path + "/wal/" + name)
+    }
+    return try body(copy.path)
+}
+
+/// A read-only store on `path`, with the map size of `lazyOptions`.
+func openReader(_ path: String) throws -> Store {
+    var options = Store.Options()
+    options.readOnly = true
+    options.mapSize = lazyOptions().mapSize
+    return try Store(directory: path, options: options)
 }
 
 extension Store {

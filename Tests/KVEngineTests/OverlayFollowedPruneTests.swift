@@ -1,10 +1,10 @@
 @testable import KVEngine
 import Testing
 
-/// A reader's apply that rebuilds its overlay from the commits LMDB does not hold yet
-/// (`OverlayState.didApply(..., republishing: true)`) must leave exactly what pruning each
-/// applied key leaves: the same visible entries, key counts, bytes and unapplied commits.
-@Suite struct OverlayRepublishTests {
+/// A reader's prune (`OverlayState.didApplyFollowed`), which keeps no commits and moves the
+/// entries LMDB does not hold yet to a new table, must leave exactly what the writer's pruning
+/// of each applied key leaves: the same visible entries, key counts and bytes.
+@Suite struct OverlayFollowedPruneTests {
     private func put(_ table: String, _ key: String, _ value: String, version: UInt64) -> LoggedOperation {
         LoggedOperation(table: table, key: Array(key.utf8), recordVersion: version, value: Array(value.utf8))
     }
@@ -26,11 +26,26 @@ import Testing
         ]
     }
 
-    private func applied(through version: UInt64, republishing: Bool) -> OverlayState {
+    /// The writer's overlay: its commits published, then pruned key by key.
+    private func pruned(through version: UInt64) -> OverlayState {
         var state = OverlayState()
         _ = state.publish(commits)
         let count = commits.filter { $0.version <= version }.count
-        _ = state.didApply(through: version, count: count, newTables: [:], republishing: republishing)
+        _ = state.didApply(through: version, count: count, newTables: [:])
+        return state
+    }
+
+    /// A reader's overlay: the same writes published with no commits kept, as a refresh does.
+    private func followed(_ commits: [LoggedCommit], into state: inout OverlayState) {
+        var inserts = OverlayInserts(of: commits)
+        _ = state.publish([], inserts: &inserts)
+        state.latestVersion = commits.last?.version ?? state.latestVersion
+    }
+
+    private func followed(through version: UInt64) -> OverlayState {
+        var state = OverlayState()
+        followed(commits, into: &state)
+        _ = state.didApplyFollowed(through: version)
         return state
     }
 
@@ -45,34 +60,35 @@ import Testing
         return seen
     }
 
-    @Test func aRebuildLeavesWhatPruningLeaves() {
+    @Test func aReadersPruneLeavesWhatPruningEachKeyLeaves() {
         for version: UInt64 in 1...6 {
-            let rebuilt = applied(through: version, republishing: true)
-            let pruned = applied(through: version, republishing: false)
+            let reader = followed(through: version)
+            let writer = pruned(through: version)
             let comment: Comment = "applied through \(version)"
-            #expect(visible(rebuilt, floor: version) == visible(pruned, floor: version), comment)
-            #expect(rebuilt.entries.count == pruned.entries.count, comment)
-            #expect(rebuilt.keysPerTable == pruned.keysPerTable, comment)
-            #expect(rebuilt.bytes == pruned.bytes, comment)
-            #expect(rebuilt.unappliedCount == pruned.unappliedCount, comment)
-            #expect(rebuilt.latestVersion == pruned.latestVersion, comment)
-            #expect(rebuilt.largestPublishBytes == pruned.largestPublishBytes, comment)
+            #expect(visible(reader, floor: version) == visible(writer, floor: version), comment)
+            #expect(reader.entries.count == writer.entries.count, comment)
+            #expect(reader.keysPerTable == writer.keysPerTable, comment)
+            #expect(reader.bytes == writer.bytes, comment)
+            #expect(reader.latestVersion == writer.latestVersion, comment)
+            #expect(reader.unappliedCount == 0, comment)
         }
-        // Through 4, two commits remain of six: rebuilt, and only those two are left to prune.
-        let rebuilt = applied(through: 4, republishing: true)
-        #expect(rebuilt.unapplied.map(\.version) == [5, 6])
-        #expect(visible(rebuilt, floor: 4) == ["t/a": "5:a5", "u/x": "5:deleted", "t/d": "6:d6"])
+        let reader = followed(through: 4)
+        #expect(visible(reader, floor: 4) == ["t/a": "5:a5", "u/x": "5:deleted", "t/d": "6:d6"])
+        // The moved entries are found again (the new table's filter and probes hold them).
+        #expect(reader.entry(TableKey(table: "t", key: Array("d".utf8)), floor: 4, version: 6)?.value == Array("d6".utf8))
     }
 
-    @Test func aSnapshotReadingTheOverlayKeepsThePrune() {
+    @Test func aSnapshotReadingTheOverlayKeepsWhatItReads() {
         var state = OverlayState()
-        _ = state.publish(Array(commits.prefix(3)))
+        followed(Array(commits.prefix(3)), into: &state)
         // A snapshot at version 3 above floor 0 reads the entries of commits 1-3: the later
         // commits keep the versions they replace, and the apply must not drop them.
         state.liveSnapshots[0] = LiveSnapshot(floor: 0, version: 3, openedAt: 0, transaction: SnapshotTransaction(), recycles: false)
-        _ = state.publish(Array(commits.suffix(3)))
-        _ = state.didApply(through: 4, count: 4, newTables: [:], republishing: true)
-        #expect(state.unapplied.count == 6, "pruned in place: the applied commits stay until removed in bulk")
+        followed(Array(commits.suffix(3)), into: &state)
+        #expect(state.didApplyFollowed(through: 4) == nil, "pruned in place")
         #expect(state.entry(TableKey(table: "t", key: Array("a".utf8)), floor: 0, version: 3)?.commitVersion == 3)
+        #expect(state.entry(TableKey(table: "t", key: Array("a".utf8)), floor: 4, version: 6)?.commitVersion == 5)
+        // Applied entries no snapshot reads went: "u/y" of commit 4 only.
+        #expect(state.entries[TableKey(table: "u", key: Array("y".utf8))] == nil)
     }
 }
