@@ -23,6 +23,15 @@ struct KeyFilter {
 
     func deallocate() { counts.deallocate() }
 
+    /// The number of slots.
+    var slotCount: Int { mask + 1 }
+
+    /// Copies the counts to `destination`, which has room for `slotCount` of them (a
+    /// snapshot's copy, `SnapshotKeyFilter`).
+    func copyCounts(to destination: UnsafeMutablePointer<UInt8>) {
+        destination.update(from: counts, count: slotCount)
+    }
+
     /// The hash a key's slot is taken from, whatever the filter's size: a write's is taken
     /// while its key is at hand (`OverlayInserts`).
     @inline(__always)

@@ -59,6 +59,10 @@ package final class OverlayTable {
     @inline(__always)
     package func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { filter.mayHold(key) }
 
+    /// The filter itself, for a snapshot's copy of it (`SnapshotKeyFilter`); valid under the
+    /// overlay lock only.
+    var keyFilter: KeyFilter { filter }
+
     /// The number of buckets for `capacity` keys: a power of two, at most three quarters full.
     private static func size(for capacity: Int) -> Int {
         var size = 16

@@ -34,6 +34,8 @@ final class SnapshotTransaction: @unchecked Sendable {
         /// or nil.
         var expiry: String? = nil
         var cursors = KeptCursors()
+        /// The snapshot's copy of the overlay's key filter, once its reads took one.
+        var keyFilter = SnapshotKeyFilter()
 
         /// The transaction, if it is open for snapshot `id`.
         @inline(__always)
@@ -57,7 +59,10 @@ final class SnapshotTransaction: @unchecked Sendable {
     }
 
     deinit {
-        state.withLock { $0.cursors.closeAll() }
+        state.withLock { state in
+            state.cursors.closeAll()
+            state.keyFilter.deallocate()
+        }
     }
 
     /// Serves snapshot `id` with `transaction` (begun or renewed) from now on. Under the
@@ -68,6 +73,7 @@ final class SnapshotTransaction: @unchecked Sendable {
             state.snapshotID = id
             state.handles.replaceTables(tables)
             state.expiry = nil
+            state.keyFilter.reset()
             serving.store(id, ordering: .releasing)
         }
     }
