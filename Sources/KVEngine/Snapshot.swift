@@ -129,7 +129,7 @@ public final class Snapshot: @unchecked Sendable {
     /// ```
     @inlinable
     public func withValue<Result>(
-        forKey key: [UInt8], in table: String = WriteBatch.defaultTable,
+        forKey key: [UInt8], in table: String,
         _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
     ) throws -> Result {
         // A generic shell over a non-generic read, so callers in other modules pay no
@@ -139,10 +139,27 @@ public final class Snapshot: @unchecked Sendable {
         return result!
     }
 
+    /// `withValue(forKey:in:_:)` in the default table (`WriteBatch.defaultTable`).
+    @inlinable
+    public func withValue<Result>(
+        forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
+    ) throws -> Result {
+        // Not a default argument: the caller then passed the name, loading it through its global's
+        // accessor and retaining and releasing it, per read.
+        var result: Result? = nil
+        try visitDefaultValue(forKey: key) { value, version in result = try body(value, version) }
+        return result!
+    }
+
     @usableFromInline
     func visitValue(forKey key: [UInt8], in table: String,
                     _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
         try read(forKey: key, in: table, body)
+    }
+
+    @usableFromInline
+    func visitDefaultValue(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
+        try read(forKey: key, in: WriteBatch.defaultTable, body)
     }
 
     /// The point read behind `withValue`, in one function and one hold of the transaction lock:
