@@ -33,7 +33,8 @@ struct KeyFilter {
     }
 
     /// The hash a key's slot is taken from, whatever the filter's size: a write's is taken
-    /// while its key is at hand (`OverlayInserts`).
+    /// while its key is at hand (`OverlayInserts`). The key's CRC-32C, which a point read
+    /// also extends into its record's checksum (`RecordCodec.decode(key:keyCRC:stored:table:)`).
     @inline(__always)
     static func hash(of key: UnsafeRawBufferPointer) -> UInt32 { crc32c(key) }
 
@@ -43,6 +44,10 @@ struct KeyFilter {
     /// False when the table holds no key with these bytes.
     @inline(__always)
     func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { counts[slot(key)] != 0 }
+
+    /// `mayHold` of the key whose `hash(of:)` is `hash`.
+    @inline(__always)
+    func mayHold(hash: UInt32) -> Bool { counts[Int(hash) & mask] != 0 }
 
     func add(_ key: UnsafeRawBufferPointer) { add(hash: KeyFilter.hash(of: key)) }
 

@@ -59,6 +59,10 @@ package final class OverlayTable {
     @inline(__always)
     package func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { filter.mayHold(key) }
 
+    /// `mayHold` of the key whose `KeyFilter.hash(of:)` is `hash`.
+    @inline(__always)
+    func mayHold(hash: UInt32) -> Bool { filter.mayHold(hash: hash) }
+
     /// The filter itself, for a snapshot's copy of it (`SnapshotKeyFilter`); valid under the
     /// overlay lock only.
     var keyFilter: KeyFilter { filter }

@@ -173,14 +173,18 @@ public final class Snapshot: @unchecked Sendable {
         try withTransaction("read") { (state) throws in
             guard let transaction = state.transaction(for: id) else { throw endedError(state) }
             try key.withUnsafeBytes { (keyBytes) throws in
-                if let entry = StoredState.overlayEntry(rawKey: keyBytes, array: key, in: table, overlay: overlay,
-                                                        floor: floor, version: version, keyFilter: &state.keyFilter) {
+                // One CRC-32C of the key for the overlay's key filter and the record's checksum,
+                // which begins with the key.
+                let keyCRC = KeyFilter.hash(of: keyBytes)
+                if let entry = StoredState.overlayEntry(rawKey: keyBytes, keyHash: keyCRC, array: key, in: table,
+                                                        overlay: overlay, floor: floor, version: version,
+                                                        keyFilter: &state.keyFilter) {
                     guard let value = entry.value else { return try body(nil, 0) }
                     return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
                 }
                 guard let handle = state.handles.handle(of: table),
                       let stored = try transaction.stored(keyBytes, in: handle) else { return try body(nil, 0) }
-                let record = try RecordCodec.decode(key: keyBytes, stored: stored, table: table)
+                let record = try RecordCodec.decode(key: keyBytes, keyCRC: keyCRC, stored: stored, table: table)
                 try body(record.isTombstone ? nil : record.value, record.isTombstone ? 0 : record.version)
             }
         }
@@ -608,14 +612,17 @@ enum StoredState {
     /// The overlay's entry for a key given as bytes in (floor, version], if any. Asked under the
     /// overlay lock only when `keyFilter` (the snapshot's copy) does not rule the key out; the
     /// key array (`array`, or one made here) only when the overlay's own filter does not.
+    /// `keyHash`: the key's `KeyFilter.hash(of:)`, when the caller has it.
     @inline(__always)
-    static func overlayEntry(rawKey key: UnsafeRawBufferPointer, array: [UInt8]? = nil, in table: String,
-                             overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
+    static func overlayEntry(rawKey key: UnsafeRawBufferPointer, keyHash: UInt32? = nil, array: [UInt8]? = nil,
+                             in table: String, overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
                              keyFilter: inout SnapshotKeyFilter) -> OverlayEntry? {
-        guard floor < version, keyFilter.mayHold(key) else { return nil }
+        guard floor < version else { return nil }
+        let hash = keyHash ?? KeyFilter.hash(of: key)
+        guard keyFilter.mayHold(hash: hash) else { return nil }
         return overlay.withLock { (state) -> OverlayEntry? in
             keyFilter.didLock(state.entries.keyFilter)
-            guard state.entries.mayHold(key) else { return nil }
+            guard state.entries.mayHold(hash: hash) else { return nil }
             return state.entry(TableKey(table: table, key: array ?? Array(key)), floor: floor, version: version)
         }
     }

@@ -25,11 +25,12 @@ struct SnapshotKeyFilter {
     /// check, a false positive's keyed hash now and then); `memcpy` moves 32 bytes an instruction.
     static let bytesPerLock = 2048
 
-    /// False when the copy rules `key` out; true (ask the overlay, under its lock) otherwise.
+    /// False when the copy rules out the key whose `KeyFilter.hash(of:)` is `hash`; true (ask
+    /// the overlay, under its lock) otherwise.
     @inline(__always)
-    func mayHold(_ key: UnsafeRawBufferPointer) -> Bool {
+    func mayHold(hash: UInt32) -> Bool {
         guard mask >= 0 else { return true }
-        return counts.unsafelyUnwrapped[Int(KeyFilter.hash(of: key)) & mask] != 0
+        return counts.unsafelyUnwrapped[Int(hash) & mask] != 0
     }
 
     /// Whether a copy is taken (for tests).
