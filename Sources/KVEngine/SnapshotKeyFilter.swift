@@ -6,10 +6,12 @@
 /// the snapshot can see in the overlay (an entry in its (floor, version]) was published before
 /// the snapshot was made and stays in the overlay's table while the snapshot is live (pruning
 /// and rebuilds keep what live snapshots may read), so its slot in the copy is not zero. Keys
-/// added or removed after the copy only make it rule out fewer keys than the live filter.
+/// published after the copy are newer than the snapshot, which cannot see them; keys removed
+/// after it only make the copy rule out fewer keys than the live filter.
 ///
-/// Taken once the locked reads have cost about what copying costs (`didLock`), so a snapshot
-/// used for a read or two copies nothing. Kept by a snapshot holder across its snapshots
+/// Taken once the locked reads have cost about what copying costs (`didLock`): at the first
+/// for a small overlay, later for a large one, so a snapshot used for a read or two never
+/// copies a large filter. Kept by a snapshot holder across its snapshots
 /// (`SnapshotTransaction.State`), under the holder's lock; `reset` for each snapshot.
 struct SnapshotKeyFilter {
     private var counts: UnsafeMutablePointer<UInt8>? = nil
