@@ -23,8 +23,18 @@ struct KeyFilter {
 
     func deallocate() { counts.deallocate() }
 
+    /// The number of slots.
+    var slotCount: Int { mask + 1 }
+
+    /// Copies the counts to `destination`, which has room for `slotCount` of them (a
+    /// snapshot's copy, `SnapshotKeyFilter`).
+    func copyCounts(to destination: UnsafeMutablePointer<UInt8>) {
+        destination.update(from: counts, count: slotCount)
+    }
+
     /// The hash a key's slot is taken from, whatever the filter's size: a write's is taken
-    /// while its key is at hand (`OverlayInserts`).
+    /// while its key is at hand (`OverlayInserts`). The key's CRC-32C, which a point read
+    /// also extends into its record's checksum (`RecordCodec.decode(key:keyCRC:stored:table:)`).
     @inline(__always)
     static func hash(of key: UnsafeRawBufferPointer) -> UInt32 { crc32c(key) }
 
@@ -34,6 +44,10 @@ struct KeyFilter {
     /// False when the table holds no key with these bytes.
     @inline(__always)
     func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { counts[slot(key)] != 0 }
+
+    /// `mayHold` of the key whose `hash(of:)` is `hash`.
+    @inline(__always)
+    func mayHold(hash: UInt32) -> Bool { counts[Int(hash) & mask] != 0 }
 
     func add(_ key: UnsafeRawBufferPointer) { add(hash: KeyFilter.hash(of: key)) }
 

@@ -59,6 +59,14 @@ package final class OverlayTable {
     @inline(__always)
     package func mayHold(_ key: UnsafeRawBufferPointer) -> Bool { filter.mayHold(key) }
 
+    /// `mayHold` of the key whose `KeyFilter.hash(of:)` is `hash`.
+    @inline(__always)
+    func mayHold(hash: UInt32) -> Bool { filter.mayHold(hash: hash) }
+
+    /// The filter itself, for a snapshot's copy of it (`SnapshotKeyFilter`); valid under the
+    /// overlay lock only.
+    var keyFilter: KeyFilter { filter }
+
     /// The number of buckets for `capacity` keys: a power of two, at most three quarters full.
     private static func size(for capacity: Int) -> Int {
         var size = 16

@@ -59,11 +59,33 @@ package enum RecordCodec {
     package static func decode(key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer, table: String)
         throws(KVError) -> (version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
     {
-        guard stored.count >= headerSize else {
-            throw KVError.corruptRecord(table: table, key: Array(key), reason: "stored value is \(stored.count) bytes, shorter than a record header")
-        }
-        let storedCRC = UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
+        guard stored.count >= headerSize else { throw shortRecord(key: key, stored: stored, table: table) }
         let actual = cairn_crc32c_pair(key.baseAddress, key.count, stored.baseAddress! + 4, stored.count - 4)
+        return try split(key: key, stored: stored, checksum: actual, table: table)
+    }
+
+    /// `decode` for a caller that has the key's CRC-32C already (`crc32c(key)`): the checksum
+    /// extends it over the rest of the record, the key's bytes not summed again.
+    @inline(__always)
+    static func decode(key: UnsafeRawBufferPointer, keyCRC: UInt32, stored: UnsafeRawBufferPointer, table: String)
+        throws(KVError) -> (version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
+    {
+        guard stored.count >= headerSize else { throw shortRecord(key: key, stored: stored, table: table) }
+        let actual = cairn_crc32c_extend(keyCRC, stored.baseAddress! + 4, stored.count - 4)
+        return try split(key: key, stored: stored, checksum: actual, table: table)
+    }
+
+    private static func shortRecord(key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer, table: String) -> KVError {
+        KVError.corruptRecord(table: table, key: Array(key), reason: "stored value is \(stored.count) bytes, shorter than a record header")
+    }
+
+    /// The version and value of a stored record, `checksum` being the CRC of its key and its
+    /// bytes after the checksum field; throws `corruptRecord` when the stored one differs.
+    @inline(__always)
+    private static func split(key: UnsafeRawBufferPointer, stored: UnsafeRawBufferPointer, checksum actual: UInt32, table: String)
+        throws(KVError) -> (version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
+    {
+        let storedCRC = UInt32(littleEndian: stored.loadUnaligned(fromByteOffset: 0, as: UInt32.self))
         guard storedCRC == actual else {
             throw KVError.corruptRecord(table: table, key: Array(key), reason: "record checksum mismatch")
         }

@@ -70,6 +70,10 @@ public final class Snapshot: @unchecked Sendable {
     let floor: UInt64
     let id: Int
     let core: StoreCore
+    /// `core`'s, held here: a point read that reached them through `core` retained and
+    /// released the overlay's lock object each time.
+    let overlay: ConditionLock<OverlayState>
+    let maxKeySize: Int
     /// The read transaction, its table handles and why it ended; the engine holds it too.
     let transaction: SnapshotTransaction
     /// Whether the transaction is the engine's reserved reader, reset and returned on close.
@@ -77,6 +81,8 @@ public final class Snapshot: @unchecked Sendable {
 
     init(core: StoreCore, id: Int, floor: UInt64, version: UInt64, transaction: SnapshotTransaction, recycles: Bool) {
         self.core = core
+        overlay = core.overlay
+        maxKeySize = core.maxKeySize
         self.id = id
         self.floor = floor
         self.version = version
@@ -123,7 +129,7 @@ public final class Snapshot: @unchecked Sendable {
     /// ```
     @inlinable
     public func withValue<Result>(
-        forKey key: [UInt8], in table: String = WriteBatch.defaultTable,
+        forKey key: [UInt8], in table: String,
         _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
     ) throws -> Result {
         // A generic shell over a non-generic read, so callers in other modules pay no
@@ -133,33 +139,59 @@ public final class Snapshot: @unchecked Sendable {
         return result!
     }
 
+    /// `withValue(forKey:in:_:)` in the default table (`WriteBatch.defaultTable`).
+    @inlinable
+    public func withValue<Result>(
+        forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Result
+    ) throws -> Result {
+        // Not a default argument: the caller then passed the name, loading it through its global's
+        // accessor and retaining and releasing it, per read.
+        var result: Result? = nil
+        try visitDefaultValue(forKey: key) { value, version in result = try body(value, version) }
+        return result!
+    }
+
     @usableFromInline
     func visitValue(forKey key: [UInt8], in table: String,
                     _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
-        try visitStored(forKey: key, in: table) { value, version, isTombstone in
-            if isTombstone { try body(nil, 0) } else { try body(value, version) }
-        }
+        try read(forKey: key, in: table, body)
     }
 
-    /// Like `visitValue`, but a deleted record shows as a nil value with the version it
-    /// was deleted at and `isTombstone` set (version 0 when the key never existed).
-    func visitStored(forKey key: [UInt8], in table: String,
-                     _ body: (UnsafeRawBufferPointer?, UInt64, Bool) throws -> Void) throws {
-        try Store.validate(key: key, maxKeySize: core.maxKeySize)
+    @usableFromInline
+    func visitDefaultValue(forKey key: [UInt8], _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
+        try read(forKey: key, in: WriteBatch.defaultTable, body)
+    }
+
+    /// The point read behind `withValue`, in one function and one hold of the transaction lock:
+    /// the overlay (under its lock only when the snapshot's copy of its key filter does not
+    /// rule the key out), then LMDB. Each closure layer and enum it went through before cost
+    /// retains and releases per read.
+    @inline(__always)
+    private func read(forKey key: [UInt8], in table: String,
+                      _ body: (UnsafeRawBufferPointer?, UInt64) throws -> Void) throws {
+        try Store.validate(key: key, maxKeySize: maxKeySize)
         try withTransaction("read") { (state) throws in
             guard let transaction = state.transaction(for: id) else { throw endedError(state) }
-            switch try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
-                                          floor: floor, version: version, handles: &state.handles) {
-            case .absent:
-                try body(nil, 0, false)
-            case .overlay(let entry):
-                guard let value = entry.value else { return try body(nil, entry.recordVersion, true) }
-                try value.withUnsafeBytes { try body($0, entry.recordVersion, false) }
-            case let .stored(version, value, isTombstone):
-                try body(isTombstone ? nil : value, version, isTombstone)
+            try key.withUnsafeBytes { (keyBytes) throws in
+                // One CRC-32C of the key for the overlay's key filter and the record's checksum,
+                // which begins with the key.
+                let keyCRC = KeyFilter.hash(of: keyBytes)
+                if let entry = StoredState.overlayEntry(rawKey: keyBytes, keyHash: keyCRC, array: key, in: table,
+                                                        overlay: overlay, floor: floor, version: version,
+                                                        keyFilter: &state.keyFilter) {
+                    guard let value = entry.value else { return try body(nil, 0) }
+                    return try value.withUnsafeBytes { try body($0, entry.recordVersion) }
+                }
+                guard let handle = state.handles.handle(of: table),
+                      let stored = try transaction.stored(keyBytes, in: handle) else { return try body(nil, 0) }
+                let record = try RecordCodec.decode(key: keyBytes, keyCRC: keyCRC, stored: stored, table: table)
+                try body(record.isTombstone ? nil : record.value, record.isTombstone ? 0 : record.version)
             }
         }
     }
+
+    /// Whether this snapshot's reads took their own copy of the overlay's key filter (for tests).
+    package var copiedOverlayKeyFilter: Bool { withTransaction("copiedOverlayKeyFilter") { $0.keyFilter.isTaken } }
 
     /// Calls `body` with the position, value and record version of each of `count` keys, in
     /// order, as `withValue` would one by one (nil and 0 for an absent key), under one hold of
@@ -179,9 +211,9 @@ public final class Snapshot: @unchecked Sendable {
             defer { state.handles = handles }
             for position in 0..<count {
                 let (table, key) = key(position)
-                try Store.validate(key: key, maxKeySize: core.maxKeySize)
-                try StoredState.lookup(key, in: table, transaction: transaction, overlay: core.overlay,
-                                       floor: floor, version: version, handles: &handles)
+                try Store.validate(key: key, maxKeySize: maxKeySize)
+                try StoredState.lookup(key, in: table, transaction: transaction, overlay: overlay,
+                                       floor: floor, version: version, handles: &handles, keyFilter: &state.keyFilter)
                     .deliver(at: position, body)
             }
         }
@@ -199,8 +231,6 @@ public final class Snapshot: @unchecked Sendable {
         try withTransaction("read") { (state) throws in
             guard let transaction = state.transaction(for: id) else { throw endedError(state) }
             let handle = state.handles.handle(of: table)
-            // Held here for the loop: read from `core` per key, it was retained and released per key.
-            let overlay = core.overlay
             // Keys mostly consecutive (an owner's members) through one cursor: each is found one
             // step after the last (`mdb_get` searched from the root each time: about 1,000
             // instructions a record of relationship-traverse). Scattered keys (a sorted page) go
@@ -217,7 +247,7 @@ public final class Snapshot: @unchecked Sendable {
                     try withUnsafeBytes(of: &key) { (key) throws in
                         let found = try StoredState.lookup(
                             rawKey: key, in: table, cursor: cursor, nextFirst: standsOn.map { $0 &+ 1 == number } ?? false,
-                            overlay: overlay, floor: floor, version: version)
+                            overlay: overlay, floor: floor, version: version, keyFilter: &state.keyFilter)
                         switch found {
                         case .stored: standsOn = number
                         case .absent: standsOn = nil
@@ -232,7 +262,7 @@ public final class Snapshot: @unchecked Sendable {
                 var key = keys[position].bigEndian
                 try withUnsafeBytes(of: &key) { (key) throws in
                     try StoredState.lookup(rawKey: key, in: table, handle: handle, transaction: transaction,
-                                           overlay: overlay, floor: floor, version: version)
+                                           overlay: overlay, floor: floor, version: version, keyFilter: &state.keyFilter)
                         .deliver(at: position, body)
                 }
             }
@@ -253,7 +283,7 @@ public final class Snapshot: @unchecked Sendable {
     func withStateReader<Result>(_ body: (inout StateReader) throws(KVError) -> Result) throws(KVError) -> Result {
         try withTransaction("commit") { (state) throws(KVError) -> Result in
             guard let transaction = state.transaction(for: id) else { throw endedError(state) }
-            var reader = StateReader(transaction: transaction, overlay: core.overlay, floor: floor,
+            var reader = StateReader(transaction: transaction, overlay: overlay, floor: floor,
                                      version: version, handles: state.handles)
             defer { reader.close() }
             return try body(&reader)
@@ -343,7 +373,7 @@ public final class Snapshot: @unchecked Sendable {
                upper.map({ end.lexicographicallyPrecedes($0) }) ?? true { upper = end }
         }
         var overlayItems = floor < version
-            ? core.overlay.withLock { $0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version) }
+            ? overlay.withLock { $0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version) }
             : []
         if reverse { overlayItems.reverse() }
         try withTransaction("forEach/scan") { (state) throws in
@@ -406,7 +436,7 @@ public final class Snapshot: @unchecked Sendable {
         let lower = lower?.isEmpty == true ? nil : lower
         if upper?.isEmpty == true { return 0 }
         let overlayHoldsRange = floor < version
-            && core.overlay.withLock { !$0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version).isEmpty }
+            && overlay.withLock { !$0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version).isEmpty }
         if overlayHoldsRange {
             var total = 0
             try typed {
@@ -445,7 +475,7 @@ public final class Snapshot: @unchecked Sendable {
     /// keys.reserveCapacity(try snapshot.estimatedRecordCount(in: "people"))
     /// ```
     package func estimatedRecordCount(in table: String) throws(KVError) -> Int {
-        let overlayKeys = floor < version ? core.overlay.withLock { $0.keysPerTable[table] ?? 0 } : 0
+        let overlayKeys = floor < version ? overlay.withLock { $0.keysPerTable[table] ?? 0 } : 0
         return try entryCount(in: table) + overlayKeys
     }
 
@@ -531,28 +561,29 @@ enum StoredState {
     case overlay(OverlayEntry)
     case stored(version: UInt64, value: UnsafeRawBufferPointer, isTombstone: Bool)
 
-    /// The one lookup behind every point read and the commit path's checks: the overlay for
-    /// (floor, version], then LMDB. `key` is already validated; `tableKey`, when the caller
-    /// has made it already, is its overlay key. Throws `KVError.corruptRecord` when the
-    /// stored record fails its checksum.
-    static func lookup(_ key: [UInt8], in table: String, tableKey: TableKey? = nil, transaction: LMDBTransaction,
+    /// The lookup behind a batch of point reads (`visitValue` has its own, inline): the overlay
+    /// for (floor, version], then LMDB. `key` is already validated. Throws
+    /// `KVError.corruptRecord` when the stored record fails its checksum.
+    static func lookup(_ key: [UInt8], in table: String, transaction: LMDBTransaction,
                        overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
-                       handles: inout TableHandles) throws(KVError) -> StoredState {
-        if floor < version, let entry = overlay.withLock({ (state) -> OverlayEntry? in
-            // The filter first: most keys a reader reads are not in the overlay.
-            guard key.withUnsafeBytes({ state.entries.mayHold($0) }) else { return nil }
-            return state.entry(tableKey ?? TableKey(table: table, key: key), floor: floor, version: version)
-        }) {
-            return .overlay(entry)
+                       handles: inout TableHandles, keyFilter: inout SnapshotKeyFilter) throws(KVError) -> StoredState {
+        try key.withBytes { (keyBytes) throws(KVError) -> StoredState in
+            if let entry = overlayEntry(rawKey: keyBytes, array: key, in: table, overlay: overlay, floor: floor,
+                                        version: version, keyFilter: &keyFilter) {
+                return .overlay(entry)
+            }
+            guard let handle = handles.handle(of: table) else { return .absent }
+            return try stored(keyBytes, in: table, handle: handle, transaction: transaction)
         }
-        return try lookupStored(key, in: table, transaction: transaction, handles: &handles)
     }
 
     /// `lookup` of a key given as bytes, in the table whose handle is `handle` (nil: no such
     /// table): the overlay's key array is made only when its filter may hold the key.
     static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, handle: MDB_dbi?, transaction: LMDBTransaction,
-                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
-        if let entry = overlayEntry(rawKey: key, in: table, overlay: overlay, floor: floor, version: version) {
+                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
+                       keyFilter: inout SnapshotKeyFilter) throws(KVError) -> StoredState {
+        if let entry = overlayEntry(rawKey: key, in: table, overlay: overlay, floor: floor, version: version,
+                                    keyFilter: &keyFilter) {
             return .overlay(entry)
         }
         guard let handle else { return .absent }
@@ -564,8 +595,10 @@ enum StoredState {
     /// cursor stands on the record just before `key` if it exists, so the next record is
     /// looked at before searching.
     static func lookup(rawKey key: UnsafeRawBufferPointer, in table: String, cursor: LMDBCursor, nextFirst: Bool,
-                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64) throws(KVError) -> StoredState {
-        if let entry = overlayEntry(rawKey: key, in: table, overlay: overlay, floor: floor, version: version) {
+                       overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
+                       keyFilter: inout SnapshotKeyFilter) throws(KVError) -> StoredState {
+        if let entry = overlayEntry(rawKey: key, in: table, overlay: overlay, floor: floor, version: version,
+                                    keyFilter: &keyFilter) {
             return .overlay(entry)
         }
         var found: (key: UnsafeRawBufferPointer, data: UnsafeRawBufferPointer)? = nil
@@ -576,24 +609,21 @@ enum StoredState {
         return .stored(version: record.version, value: record.value, isTombstone: record.isTombstone)
     }
 
-    /// The overlay's entry for a key given as bytes in (floor, version], if any: the key array is
-    /// made only when the overlay's filter may hold the key.
+    /// The overlay's entry for a key given as bytes in (floor, version], if any. Asked under the
+    /// overlay lock only when `keyFilter` (the snapshot's copy) does not rule the key out; the
+    /// key array (`array`, or one made here) only when the overlay's own filter does not.
+    /// `keyHash`: the key's `KeyFilter.hash(of:)`, when the caller has it.
     @inline(__always)
-    private static func overlayEntry(rawKey key: UnsafeRawBufferPointer, in table: String, overlay: ConditionLock<OverlayState>,
-                                     floor: UInt64, version: UInt64) -> OverlayEntry? {
+    static func overlayEntry(rawKey key: UnsafeRawBufferPointer, keyHash: UInt32? = nil, array: [UInt8]? = nil,
+                             in table: String, overlay: ConditionLock<OverlayState>, floor: UInt64, version: UInt64,
+                             keyFilter: inout SnapshotKeyFilter) -> OverlayEntry? {
         guard floor < version else { return nil }
+        let hash = keyHash ?? KeyFilter.hash(of: key)
+        guard keyFilter.mayHold(hash: hash) else { return nil }
         return overlay.withLock { (state) -> OverlayEntry? in
-            guard state.entries.mayHold(key) else { return nil }
-            return state.entry(TableKey(table: table, key: Array(key)), floor: floor, version: version)
-        }
-    }
-
-    /// LMDB's half of `lookup`: what the snapshot's read transaction holds for `key`.
-    static func lookupStored(_ key: [UInt8], in table: String, transaction: LMDBTransaction,
-                             handles: inout TableHandles) throws(KVError) -> StoredState {
-        guard let handle = handles.handle(of: table) else { return .absent }
-        return try key.withBytes { (keyBytes) throws(KVError) -> StoredState in
-            try stored(keyBytes, in: table, handle: handle, transaction: transaction)
+            keyFilter.didLock(state.entries.keyFilter)
+            guard state.entries.mayHold(hash: hash) else { return nil }
+            return state.entry(TableKey(table: table, key: array ?? Array(key)), floor: floor, version: version)
         }
     }
 
@@ -709,25 +739,38 @@ struct StateReader {
 /// snapshot's tables again.
 struct TableHandles {
     private(set) var tables: [String: MDB_dbi]
-    /// Most recently found first.
+    /// The table found last, outside `found`: a point read's check of it loads no array.
+    private var lastName = ""
+    private var lastHandle: MDB_dbi? = nil
+    /// Most recently found first (the last one too).
     private var found: [(name: String, handle: MDB_dbi)] = []
     private static let kept = 4
 
     init(_ tables: [String: MDB_dbi]) { self.tables = tables }
 
     /// The handle of `table`, nil when LMDB has no such table in this snapshot.
+    @inline(__always)
     mutating func handle(of table: String) -> MDB_dbi? {
-        // The table found last, by `==` alone: equal strings (the same literal, most reads) are
-        // told equal by their raw bits, inline, before any length or byte is looked at.
-        if let last = found.first, last.name == table { return last.handle }
+        // By `==` alone: equal strings (the same literal, most reads) are told equal by their
+        // raw bits, inline, before any length or byte is looked at.
+        if lastName == table, let lastHandle { return lastHandle }
+        return find(table)
+    }
+
+    private mutating func find(_ table: String) -> MDB_dbi? {
         // Lengths first: a mismatch of names of other lengths costs no string comparison.
         let length = table.utf8.count
-        for index in found.indices where found[index].name.utf8.count == length && found[index].name == table {
-            return found[index].handle
+        var handle: MDB_dbi? = nil
+        if let index = found.firstIndex(where: { $0.name.utf8.count == length && $0.name == table }) {
+            handle = found.remove(at: index).handle
+        } else {
+            handle = tables[table]
+            if found.count == Self.kept { found.removeLast() }
         }
-        guard let handle = tables[table] else { return nil }
-        if found.count == Self.kept { found.removeLast() }
+        guard let handle else { return nil }
         found.insert((table, handle), at: 0)
+        lastName = table
+        lastHandle = handle
         return handle
     }
 

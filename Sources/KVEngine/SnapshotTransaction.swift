@@ -20,7 +20,7 @@ import Glibc
 /// `State.snapshotID` under it. Pinned by
 /// `SnapshotTests.aClosedSnapshotsHolderServesTheNextWithoutLettingTheOldOneRead`.
 ///
-/// `@unchecked Sendable`: `state` is only used under its lock; `owner` and `serving` are atomic.
+/// `@unchecked Sendable`: `state` is only used under its lock; `serving` is atomic.
 final class SnapshotTransaction: @unchecked Sendable {
     /// What the lock guards. Mutated only in place, through the lock's unchecked storage: a
     /// stored property of the snapshot cost a dynamic exclusivity check per read.
@@ -34,6 +34,8 @@ final class SnapshotTransaction: @unchecked Sendable {
         /// or nil.
         var expiry: String? = nil
         var cursors = KeptCursors()
+        /// The snapshot's copy of the overlay's key filter, once its reads took one.
+        var keyFilter = SnapshotKeyFilter()
 
         /// The transaction, if it is open for snapshot `id`.
         @inline(__always)
@@ -45,31 +47,34 @@ final class SnapshotTransaction: @unchecked Sendable {
         static var none: State { State(transaction: nil, snapshotID: -1, handles: TableHandles([:])) }
     }
 
-    private let state: ConditionLock<State>
-    /// The thread inside the lock, to catch re-entrance (which would deadlock).
-    private let owner = Atomic<UInt>(0)
+    /// Its owner word also catches re-entrance (which would deadlock).
+    private let state: SnapshotLock<State>
     /// The snapshot served now, -1 once it closed: a closed snapshot's uses stop here, without
     /// the lock (which the same thread may hold for the holder's next snapshot).
     private let serving = Atomic<Int>(-1)
 
     init() {
-        state = ConditionLock(State(transaction: nil, snapshotID: -1, handles: TableHandles([:])))
+        state = SnapshotLock(State(transaction: nil, snapshotID: -1, handles: TableHandles([:])))
     }
 
     deinit {
-        state.withLock { $0.cursors.closeAll() }
+        state.withLock({ state in
+            state.cursors.closeAll()
+            state.keyFilter.deallocate()
+        }, reentered: { fatalError("SnapshotTransaction: deinit inside its own lock") })
     }
 
     /// Serves snapshot `id` with `transaction` (begun or renewed) from now on. Under the
     /// overlay lock, which is taken before this lock only here, for a holder no snapshot uses.
     func install(_ transaction: LMDBTransaction, snapshotID id: Int, tables: [String: MDB_dbi]) {
-        state.withLock { state in
+        state.withLock({ state in
             state.transaction = transaction
             state.snapshotID = id
             state.handles.replaceTables(tables)
             state.expiry = nil
+            state.keyFilter.reset()
             serving.store(id, ordering: .releasing)
-        }
+        }, reentered: { fatalError("SnapshotTransaction: install inside its own lock") })
     }
 
     /// Runs `body` under the lock for snapshot `id` (its own reads and close); using the
@@ -94,15 +99,9 @@ final class SnapshotTransaction: @unchecked Sendable {
     private func withLockedState<Result, Failure: Error>(
         _ operation: String, _ body: (inout State) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        let me = UInt(bitPattern: Int(bitPattern: UInt(pthread_self())))
-        if owner.load(ordering: .relaxed) == me {
+        try state.withLock(body) {
             fatalError("Snapshot.\(operation) called inside a closure that is reading from the same snapshot "
                 + "(withValue/forEach); copy what you need out of the closure and call it afterwards")
-        }
-        return try state.withLock { (state) throws(Failure) -> Result in
-            owner.store(me, ordering: .relaxed)
-            defer { owner.store(0, ordering: .relaxed) }
-            return try body(&state)
         }
     }
 
