@@ -184,9 +184,9 @@ package struct LoggedOperation: Sendable, Equatable {
     /// a put stores version 0, a delete removes the entry outright, leaving no tombstone.
     package var isUnversioned: Bool
     /// The key's `TableKey` digest, when the commit path already hashed it: the overlay's
-    /// publish and prune take it instead of hashing the key again. Not logged (a digest is
-    /// keyed by a seed per process) and not part of equality. 0: none, as for operations
-    /// read from the log (a real digest of 0 is only hashed again).
+    /// publish and prune take it instead of hashing the key again; operations read from the
+    /// log get it as they are decoded. Not logged (a digest is keyed by a seed per process)
+    /// and not part of equality. 0: none (a real digest of 0 is only hashed again).
     let digest: UInt64
 
     /// The operation's key as the overlay's dictionary key, from the kept digest if any.

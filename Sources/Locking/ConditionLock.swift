@@ -2,7 +2,8 @@
 import Glibc
 #endif
 
-/// A mutex with a condition variable guarding one value: the package's one lock type.
+/// A mutex with a condition variable guarding one value: the package's lock type (a snapshot's
+/// reads take KVEngine's `SnapshotLock` instead).
 ///
 /// A pthread mutex, not `Synchronization.Mutex`: ThreadSanitizer on this toolchain does not
 /// see a Mutex's futex as synchronisation.
