@@ -59,8 +59,11 @@ final class TypedQueue: Sendable {
     }
 }
 
+// The main-actor tests' time limits are hang guards: under `make tsan`, beside the synchronous
+// suites and another build, they waited minutes for the main actor and the cooperative pool
+// (339 s once; 24 s alone), so the guard is 10 minutes.
 extension ClassicPatternsTests {
-    @Test("a private context imports, the main context shows it, object IDs cross", .timeLimit(.minutes(2)))
+    @Test("a private context imports, the main context shows it, object IDs cross", .timeLimit(.minutes(10)))
     func mainAndPrivateContexts() async throws {
         try await withTypedStore { store in
             let background = store.objects.newBackgroundContext(name: "import")
@@ -84,7 +87,7 @@ extension ClassicPatternsTests {
         }
     }
 
-    @Test("did-save merging: the main context takes a background save, its own unsaved edits on top", .timeLimit(.minutes(2)))
+    @Test("did-save merging: the main context takes a background save, its own unsaved edits on top", .timeLimit(.minutes(10)))
     func didSaveMerging() async throws {
         try await withTypedStore { store in
             let view = await store.objects.viewContext
@@ -158,7 +161,7 @@ extension ClassicPatternsTests {
         }
     }
 
-    @Test("parent and child: a child edits and inserts, saves into its parent, the parent saves to the store", .timeLimit(.minutes(2)))
+    @Test("parent and child: a child edits and inserts, saves into its parent, the parent saves to the store", .timeLimit(.minutes(10)))
     func parentAndChild() async throws {
         try await withTypedStore { store in
             let view = await store.objects.viewContext
