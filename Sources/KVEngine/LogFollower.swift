@@ -77,7 +77,7 @@ struct LogFollower {
     /// never change), unless `limit` is `.max`: then everything intact is read, and damage is
     /// taken as the end (a crashed writer's torn tail, which the next writer cuts).
     mutating func read(through limit: UInt64, skipping applied: UInt64,
-                       into inserts: inout OverlayInserts) throws(KVError) -> Outcome {
+                       into inserts: inout OverlayInserts, arrays: ByteArrayPool) throws(KVError) -> Outcome {
         var buffer: [UInt8] = []
         var bufferStart = 0
         var chunk = LogFollower.chunk
@@ -114,7 +114,7 @@ struct LogFollower {
                             if version > limit { return .done }
                             if version > applied {
                                 guard inserts.appendDecoded(UnsafeRawBufferPointer(rebasing: bytes[payload]),
-                                                            version: version, names: &names) else {
+                                                            version: version, names: &names, arrays: arrays) else {
                                     throw KVError.corruptLog(file: directory + "/" + open.name, offset: offset,
                                                              reason: "record of version \(version) passed its checksum but does not decode")
                                 }

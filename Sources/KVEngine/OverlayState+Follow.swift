@@ -4,8 +4,8 @@
 extension OverlayState {
     /// Records, for a reader, that LMDB holds everything through `version`, and prunes. With no
     /// snapshot reading the overlay, the entries above `version` move to a new table and the old
-    /// one is returned, for the caller to free after the lock (most of a reader's entries are
-    /// applied by the time it learns so); otherwise each key is pruned in place.
+    /// one is returned, for the caller to recycle after the lock (`StoreCore.recycle`: most of a
+    /// reader's entries are applied by the time it learns so); otherwise each key is pruned in place.
     mutating func didApplyFollowed(through version: UInt64) -> OverlayTable? {
         appliedVersion = version
         watermark = version

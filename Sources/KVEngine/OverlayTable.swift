@@ -188,10 +188,11 @@ package final class OverlayTable {
     /// freed with the table. Leaves the table to be freed only: its runs have holes.
     func moveOut(where keep: (borrowing OverlayVersions) -> Bool, _ body: (consuming TableKey, consuming OverlayVersions) -> Void) {
         for index in 0...mask where used[index] != 0 && keep((buckets + index).pointee.versions) {
-            let bucket = (buckets + index).move()
             used[index] = 0
             count -= 1
-            body(bucket.key, bucket.versions)
+            // Field by field: a moved-out bucket held each array once more until `body` returned,
+            // so `body` never had the only reference (`ByteArrayPool` reuses only those).
+            body((buckets + index).pointer(to: \.key)!.move(), (buckets + index).pointer(to: \.versions)!.move())
         }
     }
 

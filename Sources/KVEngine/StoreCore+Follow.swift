@@ -79,7 +79,10 @@ extension StoreCore {
                 var inserts = OverlayInserts(capacity: limit != .max && limit >= position.nextVersion
                                                  ? Int(min(limit - position.nextVersion, 1023) + 1) : 0)
                 let applied = overlay.withLock { $0.appliedVersion }
-                let outcome = try position.read(through: limit, skipping: applied, into: &inserts)
+                // A reader's pool is made with its follower.
+                let outcome = try arrayPool!.withLock { (arrays) throws(KVError) in
+                    try position.read(through: limit, skipping: applied, into: &inserts, arrays: arrays)
+                }
                 let reached = position.nextVersion - 1
                 let replaced = overlay.withLock { state -> [OverlayEntry] in
                     let replaced = state.publish([], inserts: &inserts)
@@ -158,7 +161,14 @@ extension StoreCore {
             }
             return try adoptApplied(in: transaction, &state)
         }
-        withExtendedLifetime(dropped) {}
+        recycle(dropped)
+    }
+
+    /// Frees a reader's dropped overlay table, after the overlay lock, keeping its arrays for
+    /// the next refreshes (a refresh waits for the pool's lock meanwhile, not a snapshot's reads).
+    func recycle(_ dropped: consuming OverlayTable?) {
+        guard let dropped = consume dropped, let arrayPool else { return }
+        arrayPool.withLock { $0.recycle(dropped) }
     }
 
     /// For a reader's new snapshot, under the overlay lock: LMDB's applied version in

@@ -46,6 +46,9 @@ package final class StoreCore: @unchecked Sendable {
     /// A reader's position in the writer's log (`Options.readOnly`); nil for the writer.
     /// Taken before `overlay` when nested.
     let follower: ConditionLock<LogFollower>?
+    /// A reader's arrays of dropped overlay tables, for its refreshes to fill (`ByteArrayPool`);
+    /// nil for the writer. Taken alone, or last (under the follower's lock, by a refresh).
+    let arrayPool: ConditionLock<ByteArrayPool>?
 
     /// What opening made, before the core holds it: LMDB's meta table, the report, the log
     /// writer and the overlay's first state.
@@ -75,6 +78,7 @@ package final class StoreCore: @unchecked Sendable {
         self.env = env
         self.published = published
         self.follower = follower.map { ConditionLock($0) }
+        arrayPool = follower == nil ? nil : ConditionLock(ByteArrayPool())
         maxKeySize = env.maxKeySize
         metaHandle = opened.meta
         recoveryReport = opened.report
@@ -412,7 +416,7 @@ package final class StoreCore: @unchecked Sendable {
         // A reader retries when the writer's LMDB created a table between the opening of the
         // new tables and the snapshot's transaction (the table would read as absent).
         for _ in 0..<64 {
-            // What a reader's pruning dropped, freed after the lock.
+            // What a reader's pruning dropped, recycled after the lock.
             var dropped: OverlayTable? = nil
             let made = try overlay.withLock { (state) throws(KVError) -> Snapshot? in
                 if state.closing { throw KVError.closed }
@@ -451,7 +455,7 @@ package final class StoreCore: @unchecked Sendable {
                                                        openedAt: monotonicSeconds(), transaction: held, recycles: recycles)
                 return snapshot
             }
-            withExtendedLifetime(dropped) {}
+            recycle(dropped)
             if let made { return made }
         }
         throw KVError.lmdb(code: MDB_BAD_DBI, operation: "opening the tables the writer keeps creating")
