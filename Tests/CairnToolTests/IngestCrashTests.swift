@@ -173,11 +173,17 @@ extension CairnToolTests {
 
         /// Writes `key-ROUND-I<TAB>value-ROUND-I` lines to `descriptor` until `stop` is set or
         /// the reader is gone. Pieces stay within PIPE_BUF so a write after POLLOUT never blocks.
-        static func feed(_ descriptor: Int32, round: Int, until stop: StopFlag) {
+        /// `linesPerSecond`: at most that many lines a second (nil: as fast as ingest takes them).
+        static func feed(_ descriptor: Int32, round: Int, until stop: StopFlag, linesPerSecond: Int? = nil) {
             var index = 0
             var pending: [UInt8] = []
+            let started = Date()
             while !stop.isSet {
                 if pending.isEmpty {
+                    if let linesPerSecond {
+                        let ahead = Double(index) / Double(linesPerSecond) - Date().timeIntervalSince(started)
+                        if ahead > 0 { usleep(UInt32(min(ahead, 0.05) * 1e6)); continue }
+                    }
                     for _ in 0..<64 {
                         pending += Array("key-\(round)-\(index)\tvalue-\(round)-\(index)\n".utf8)
                         index += 1

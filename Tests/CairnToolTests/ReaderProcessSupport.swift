@@ -17,7 +17,8 @@ final class FedIngest {
     private let fed = DispatchSemaphore(value: 0)
     private var reader: AcknowledgementReader
 
-    init(store: String, round: Int) throws {
+    /// `linesPerSecond`: the feed's pace (nil: as fast as the writer takes lines).
+    init(store: String, round: Int, linesPerSecond: Int? = nil) throws {
         self.round = round
         process.executableURL = URL(fileURLWithPath: try CairnBinary.require())
         process.arguments = ["ingest", store, "--writers", "1"]
@@ -29,7 +30,7 @@ final class FedIngest {
         let descriptor = input.fileHandleForWriting.fileDescriptor
         let stop = self.stop, fed = self.fed
         Thread {
-            CairnToolTests.IngestCrashTests.feed(descriptor, round: round, until: stop)
+            CairnToolTests.IngestCrashTests.feed(descriptor, round: round, until: stop, linesPerSecond: linesPerSecond)
             fed.signal()
         }.start()
     }
