@@ -178,15 +178,16 @@ package struct OverlayState {
         entries.withVersions(of: tableKey) { $0.visibleState(floor: floor, version: version) } ?? nil
     }
 
-    /// Adds acknowledged commits read from the log (recovery, a reader following the log);
-    /// returns what `publish(_:inserts:)` returns.
+    /// Adds acknowledged commits read from the log (recovery); returns what
+    /// `publish(_:inserts:)` returns.
     mutating func publish(_ commits: [LoggedCommit]) -> [OverlayEntry] {
         var inserts = OverlayInserts(of: commits)
         return publish(commits, inserts: &inserts)
     }
 
     /// Adds acknowledged commits, whose writes `inserts` holds in order (taken, leaving it
-    /// empty); returns the versions it replaced and no snapshot can read, for the caller to
+    /// empty); `commits` is empty for a reader, which keeps no list of them
+    /// (`didApplyFollowed`). Returns the versions it replaced and no snapshot can read, for the caller to
     /// free outside the lock: freeing ten thousand values (most long out of cache) is a good
     /// part of a large publish.
     mutating func publish(_ commits: [LoggedCommit], inserts: inout OverlayInserts) -> [OverlayEntry] {
