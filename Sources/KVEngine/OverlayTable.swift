@@ -13,6 +13,8 @@
 /// built without the seed. Removal shifts the following run back (no tombstones), so a
 /// lookup stops at the first empty bucket. At most three quarters full; it doubles then.
 ///
+/// Buckets come from `HugePageMemory`: a commit of many new keys fills a fresh table at once.
+///
 /// A class, not a value: the overlay swaps a whole table out under its lock and frees it
 /// after (`OverlayState.didApply`), and a value type's copy-on-write check would cost a
 /// uniqueness test on every write. It is only used under the overlay's lock.
@@ -38,7 +40,7 @@ package final class OverlayTable {
     /// An empty table with room for `capacity` keys before it grows.
     package init(capacity: Int = 0) {
         let size = OverlayTable.size(for: capacity)
-        buckets = .allocate(capacity: size)
+        buckets = HugePageMemory.allocate(Bucket.self, capacity: size)
         used = .allocate(capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
@@ -49,7 +51,7 @@ package final class OverlayTable {
         // Bucket by bucket: `deinitialize(count:)` destroys through the runtime's generic
         // array code.
         for index in 0...mask where used[index] != 0 { _ = (buckets + index).move() }
-        buckets.deallocate()
+        HugePageMemory.deallocate(buckets, capacity: mask + 1)
         used.deallocate()
         filter.deallocate()
     }
@@ -225,7 +227,7 @@ package final class OverlayTable {
 
     private func resize(to size: Int) {
         let oldBuckets = buckets, oldUsed = used, oldSize = mask + 1
-        buckets = .allocate(capacity: size)
+        buckets = HugePageMemory.allocate(Bucket.self, capacity: size)
         used = .allocate(capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
@@ -238,7 +240,7 @@ package final class OverlayTable {
             used[index] = 1
             (buckets + index).pointee.key.key.withUnsafeBytes { filter.add($0) }
         }
-        oldBuckets.deallocate()
+        HugePageMemory.deallocate(oldBuckets, capacity: oldSize)
         oldUsed.deallocate()
     }
 }
