@@ -191,7 +191,7 @@ public struct WriteBatch: Sendable, Equatable {
 
     /// Hands the operations over, leaving the batch empty: the commit path moves their keys
     /// and values into what it logs, without copying them.
-    mutating func takeOperations() -> [Operation] {
+    package mutating func takeOperations() -> [Operation] {
         var taken: [Operation] = []
         swap(&taken, &operations)
         return taken

@@ -10,7 +10,7 @@ extension EngineStorage {
     func commit(
         _ batch: consuming StorageBatch, durability: SaveDurability, keyedByVersion record: [UInt8], in table: String
     ) throws(StorageError) -> StorageCommitOutcome {
-        var engineBatch = Self.engineBatch(of: consume batch, reserving: 1)
+        var engineBatch = batch.takeEngineBatch()
         engineBatch.putAtCommitVersion(record, in: table, if: .absent)
         switch try commit(consume engineBatch, durability: durability) {
         case .committed(let version, var recordVersions):

@@ -31,37 +31,7 @@ final class EngineStorage: ObjectStorage {
     }
 
     func commit(_ batch: consuming StorageBatch, durability: SaveDurability) throws(StorageError) -> StorageCommitOutcome {
-        try commit(Self.engineBatch(of: consume batch, reserving: 0), durability: durability)
-    }
-
-    /// The engine batch of `batch`, with room for `reserving` more operations.
-    ///
-    /// Keys and values are moved over, never copied: each operation is swapped out of the
-    /// storage batch's array for a placeholder that holds nothing counted. Iterating the array
-    /// copied every operation (retaining its key, value and table) and dropping the array
-    /// released them again.
-    static func engineBatch(of batch: consuming StorageBatch, reserving extra: Int) -> WriteBatch {
-        var engineBatch = WriteBatch()
-        engineBatch.reserveCapacity(batch.count + extra)
-        var operations = batch.takeOperations()
-        let placeholder = StorageBatch.Operation.check(table: "", key: [], condition: .absent)
-        for index in operations.indices {
-            var operation = placeholder
-            swap(&operation, &operations[index])
-            switch consume operation {
-            case let .put(table, key, value, condition):
-                engineBatch.put(value, forKey: key, in: table, if: condition.map(Self.engineCondition))
-            case let .delete(table, key, condition):
-                engineBatch.delete(key, in: table, if: condition.map(Self.engineCondition))
-            case let .check(table, key, condition):
-                engineBatch.require(Self.engineCondition(condition), forKey: key, in: table)
-            case let .unversionedPut(table, key, value):
-                engineBatch.putUnversioned(value, forKey: key, in: table)
-            case let .unversionedDelete(table, key):
-                engineBatch.deleteUnversioned(key, in: table)
-            }
-        }
-        return engineBatch
+        try commit(batch.takeEngineBatch(), durability: durability)
     }
 
     /// Commits an engine batch, with the failed conditions as an outcome and other failures
@@ -126,13 +96,6 @@ final class EngineStorage: ObjectStorage {
         let keys = written.map { $0.key.isEmpty ? StorageKey(table: $0.table, key: WriteBatch.commitVersionKey(version)) : $0 }
         let notice = StorageCommitNotice(version: version, writtenKeys: keys)
         for observer in observers { observer(notice) }
-    }
-
-    private static func engineCondition(_ condition: StorageBatch.Condition) -> Condition {
-        switch condition {
-        case .version(let version): return .version(version)
-        case .absent: return .absent
-        }
     }
 }
 
