@@ -226,6 +226,10 @@ extension ObjectContext {
         object.conflictCheckMark = true
     }
 
+    // The change lists read the registration order, which holds the same objects as the registry
+    // without indexing them: a list asked for right after a fetch (the members a cascade deleted)
+    // does not index the objects it made (see `registry`).
+
     /// Whether the next save has anything to write.
     ///
     /// ```swift
@@ -233,7 +237,7 @@ extension ObjectContext {
     /// ```
     public var hasChanges: Bool {
         checkQueue()
-        return registry.values.contains { $0.insertedFlag || $0.deletedFlag || isUpdated($0) }
+        return objectsInOrder.contains { $0.insertedFlag || $0.deletedFlag || isUpdated($0) }
     }
 
     /// Objects inserted since the last save.
@@ -243,7 +247,7 @@ extension ObjectContext {
     /// ```
     public var insertedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values.filter { $0.insertedFlag })
+        return Set(objectsInOrder.filter { $0.insertedFlag })
     }
 
     /// Saved objects whose values changed since they were read or saved (not deleted ones).
@@ -253,7 +257,7 @@ extension ObjectContext {
     /// ```
     public var updatedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values.filter { !$0.deletedFlag && isUpdated($0) })
+        return Set(objectsInOrder.filter { !$0.deletedFlag && isUpdated($0) })
     }
 
     /// Objects deleted since the last save.
@@ -263,7 +267,7 @@ extension ObjectContext {
     /// ```
     public var deletedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values.filter { $0.deletedFlag })
+        return Set(objectsInOrder.filter { $0.deletedFlag })
     }
 
     /// Every object the context holds, faults included. The context keeps them until it saves
@@ -274,7 +278,7 @@ extension ObjectContext {
     /// ```
     public var registeredObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values)
+        return Set(objectsInOrder)
     }
 
     // MARK: - Helpers
