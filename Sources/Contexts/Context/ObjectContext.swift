@@ -144,6 +144,8 @@ public final class ObjectContext: @unchecked Sendable {
     var heldReferenceMaps: [HeldReferenceKey: (epoch: UInt64, byReference: [String: [StoredObject]])] = [:]
     /// The to-many members read, kept with their owners while `graphEpoch` and the base hold (MemberCache.swift).
     var memberCache = MemberCache()
+    /// The members cascades read whole at `delete(_:)`, until the save (CascadeReads.swift).
+    var cascadeReads = CascadeReads()
     /// Many-to-many links changed and not saved, and what each end last read (ContextLinks.swift).
     var links = ContextLinks()
     /// Which snapshot reads use: see ObjectContext+QueryGeneration.swift.
@@ -299,6 +301,7 @@ public final class ObjectContext: @unchecked Sendable {
         graphEpoch &+= 1
         heldReferenceMaps = [:]
         memberCache.removeAll()
+        cascadeReads.removeAll()
         links = ContextLinks()
         indexedRegistry.removeAll()
         registrationOrder.withUnsafeMutableBufferPointer { objects in

@@ -132,7 +132,11 @@ extension ObjectContext {
                 }
                 let rule = relationship.description.deleteRule
                 guard rule != .noAction else { continue }
-                let stored = try storeMembers(of: entries[index].id, relationship)
+                // A cascade's members read whole at the delete, at the version the store is still
+                // at, and all settled: every member the store holds is settled (CascadeReads.swift).
+                let stored = try storeMembers(of: entries[index].id, relationship, unlessReadAt: { version in
+                    rule == .cascade && skipsDeleted && cascadeReads.covers(owner, relationship.name, at: version, settled: settled)
+                })
                 if rule == .deny {
                     let memberIDs = stored.keys.map { ObjectID(entityName: stored.entityName, primaryKey: $0) }
                     // Members this context moved away count no more (`checkDenyRules` counted its view).
@@ -194,9 +198,11 @@ extension ObjectContext {
 
     /// The objects whose to-one (the inverse of `relationship`) names `owner` in the latest
     /// commit, read through that to-one's index: their entity and their primary keys (IDs are
-    /// made only for the members not settled already).
+    /// made only for the members not settled already). None when `known` says the members at
+    /// the latest commit's version need no reading (asked only when the owner's reference is
+    /// whole in the index: a cut one's entries are shared with other owners).
     private func storeMembers(
-        of owner: ObjectID, _ relationship: RelationshipLayout
+        of owner: ObjectID, _ relationship: RelationshipLayout, unlessReadAt known: (UInt64) -> Bool = { _ in false }
     ) throws(ContextError) -> (entityName: String, keys: [UInt64]) {
         let destination = try core.entity(named: relationship.description.destination)
         let inverse = relationship.description.inverse
@@ -205,9 +211,10 @@ extension ObjectContext {
             return (destination.name, [])
         }
         var prefix: [UInt8] = []
-        IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
+        let whole = IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
         let view = try core.readView()
         defer { view.close() }
+        if whole && known(view.version) { return (destination.name, []) }
         var keys: [UInt64] = []
         do {
             try view.forEach(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), reverse: false) { key, _, _ in

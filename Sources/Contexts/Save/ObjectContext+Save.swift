@@ -41,6 +41,7 @@ extension ObjectContext {
         defer { lastSaveReportStorage = report }
         guard hasSaveWork else {
             report.succeeded = true
+            cascadeReads.removeAll()
             advanceQueryGeneration()
             return
         }
@@ -53,6 +54,7 @@ extension ObjectContext {
             try performSave(&report, willSaveUpdates: willSave.updated.ids)
         }
         report.succeeded = true
+        cascadeReads.removeAll()
         advanceQueryGeneration()
         let note = ContextDidSaveNotification(
             contextName: name, insertedObjectIDs: report.insertedObjectIDs, updatedObjectIDs: report.updatedObjectIDs,
