@@ -93,6 +93,11 @@ import Testing
                 #expect(try ids.dropFirst(3).allSatisfy { try context.existingObject(with: $0) === byID[$0] })
                 #expect(try context.fetch(FetchRequest(entityName: "Person")).count == ids.count - 2)
                 #expect(context.registeredObjects.count == ids.count - 2)
+                // Indexed by the lookups above: forgotten through the index.
+                context.delete(byID[ids[3]]!)
+                try context.save()
+                #expect(throws: ContextError.self) { _ = try context.existingObject(with: ids[3]) }
+                #expect(context.registeredObjects.count == ids.count - 3)
             }
         }
     }

@@ -247,7 +247,7 @@ extension ObjectContext {
     /// ```
     public var insertedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(objectsInOrder.filter { $0.insertedFlag })
+        return registeredObjects(flagged: { $0.insertedFlag })
     }
 
     /// Saved objects whose values changed since they were read or saved (not deleted ones).
@@ -267,7 +267,7 @@ extension ObjectContext {
     /// ```
     public var deletedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(objectsInOrder.filter { $0.deletedFlag })
+        return registeredObjects(flagged: { $0.deletedFlag })
     }
 
     /// Every object the context holds, faults included. The context keeps them until it saves
@@ -282,6 +282,17 @@ extension ObjectContext {
     }
 
     // MARK: - Helpers
+
+    /// The registered objects whose `flag` is set, in a set made at its size: a list filtered
+    /// first retained and released each object once more, and the set grew from its guess.
+    private func registeredObjects(flagged flag: (StoredObject) -> Bool) -> Set<StoredObject> {
+        let objects = objectsInOrder
+        var count = 0
+        for object in objects where flag(object) { count += 1 }
+        var set = Set<StoredObject>(minimumCapacity: count)
+        for object in objects where flag(object) { set.insert(object) }
+        return set
+    }
 
     func isUpdated(_ object: StoredObject) -> Bool {
         !object.insertedFlag && !object.isFaultStorage && object.hasLocalChanges

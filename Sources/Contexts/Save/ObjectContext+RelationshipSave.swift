@@ -152,6 +152,7 @@ extension ObjectContext {
                     }
                     continue
                 }
+                guard !stored.keys.isEmpty else { continue }
                 var settledMembers = settledKeys(of: stored.entityName, in: entries)
                 for key in stored.keys {
                     if settledMembers.contains(key) { continue }
