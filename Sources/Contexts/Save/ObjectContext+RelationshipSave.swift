@@ -118,6 +118,7 @@ extension ObjectContext {
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
+            guard owner.entity.layout.hasToMany || core.schema.hasOneToOne else { continue }
             let relationships = owner.entity.layout.relationships
             for position in relationships.indices {
                 // A to-many's members, or the objects whose one-to-one end names the owner (looked
