@@ -128,7 +128,8 @@ extension ObjectContext {
                 // Room for one moved entry (a delete and a put) per object, the usual save:
                 // growing a batch of 10,000 operations twice moved all of them each time.
                 batch.reserveCapacity(batch.count + 2 * entries.count)
-                for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
+                var recent = RecentIndexKeys()
+                for index in entries.indices { entries[index].appendIndexOperations(to: &batch, recent: &recent) }
             }
             if core.schema.hasManyToMany { try appendLinkOperations(of: entries, to: &batch) }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
