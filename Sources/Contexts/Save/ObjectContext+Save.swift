@@ -424,7 +424,7 @@ extension ObjectContext {
             let id = entry.id
             object.conflictCheckMark = false
             object.membershipChangedFlag = false
-            deleted.append(contentsOf: entry.retiredRecords.map(\.id))
+            if !entry.retiredRecords.isEmpty { deleted.append(contentsOf: entry.retiredRecords.map(\.id)) }
             switch entry.step {
             case .insert, .update:
                 let wasStored = entry.updatesStoredRecord
