@@ -74,6 +74,34 @@ import Testing
         }
     }
 
+    /// `ObjectContext.forget`: objects a fetch left unindexed are forgotten (their deletion
+    /// saved) without being indexed, and the registry still finds every other object, once.
+    @Test func forgettingUnindexedObjectsLeavesTheRegistryWhole() throws {
+        try withTestStore { store in
+            let ids = try seedPeople(store, 300)
+            let context = store.context("deleter")
+            try context.performAndWait {
+                let fetched = try context.fetch(FetchRequest(entityName: "Person"))
+                let byID = Dictionary(uniqueKeysWithValues: fetched.map { ($0.objectID, $0) })
+                let deleted = [byID[ids[1]]!, byID[ids[2]]!]
+                for object in deleted { context.delete(object) }
+                #expect(context.deletedObjects == Set(deleted))
+                try context.save()
+                #expect(deleted.allSatisfy { $0.context == nil })
+                #expect(context.registeredObjects == Set(byID.values).subtracting(deleted))
+                #expect(throws: ContextError.self) { _ = try context.existingObject(with: ids[1]) }
+                #expect(try ids.dropFirst(3).allSatisfy { try context.existingObject(with: $0) === byID[$0] })
+                #expect(try context.fetch(FetchRequest(entityName: "Person")).count == ids.count - 2)
+                #expect(context.registeredObjects.count == ids.count - 2)
+                // Indexed by the lookups above: forgotten through the index.
+                context.delete(byID[ids[3]]!)
+                try context.save()
+                #expect(throws: ContextError.self) { _ = try context.existingObject(with: ids[3]) }
+                #expect(context.registeredObjects.count == ids.count - 3)
+            }
+        }
+    }
+
     /// `ContextLink`: once the context is deallocated its objects find no context (no dangling
     /// reference); a property access then stops (`MisuseTests.objectAfterContextDeallocated`).
     @Test func anObjectWhoseContextIsGoneFindsNoContext() throws {

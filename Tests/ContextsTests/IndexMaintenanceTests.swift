@@ -129,6 +129,37 @@ import Testing
         }
     }
 
+    /// `RecentIndexKey`: a save deleting objects whose indexed values repeat from one to the
+    /// next (ties, one string in two Unicode forms, 0.0 and -0.0, values cut in the key)
+    /// removes each one's own entry, and leaves the others'.
+    @Test func deletesSharingAValueRemoveEachEntry() throws {
+        let seed = SeededRandom.seed()
+        print("deletesSharingAValueRemoveEachEntry seed \(seed) (replay: CAIRN_SEED=\(seed))")
+        var random = SeededRandom(seed: seed)
+        let store = try IndexedStore()
+        defer { store.close() }
+        let loader = store.objects.newBackgroundContext()
+        try loader.performAndWait {
+            for number in 0..<300 {
+                let item = loader.insert(entity: "Item")
+                IndexedModel.fill(item, &random)
+                if number % 3 == 0 { item["name"] = .string(number % 2 == 0 ? "\u{E9}x" : "e\u{301}x") }
+            }
+            try loader.save()
+        }
+        #expect(try store.objects.indexProblems() == [])
+        for sort in ["name", "score", "blob", "age"] {
+            let deleter = store.objects.newBackgroundContext()
+            try deleter.performAndWait {
+                // Sorted, so that equal values come one after another in the save.
+                let items = try deleter.fetch(FetchRequest(entityName: "Item", sortDescriptors: [.ascending(sort)]))
+                for (position, item) in items.enumerated() where position % 4 != 0 { deleter.delete(item) }
+                try deleter.save()
+            }
+            #expect(try store.objects.indexProblems() == [])
+        }
+    }
+
     /// Index entries are unversioned: a delete removes the LMDB entry outright, so an index
     /// whose attribute churns keeps one entry per object, not one tombstone per old value.
     @Test func anIndexTableDoesNotGrowWithChurn() throws {

@@ -57,17 +57,22 @@ extension ObjectContext {
                 continue
             }
             guard rule == .nullify || rule == .cascade else { continue }
-            let members: [StoredObject]
+            let members: [StoredObject], wholeAt: UInt64?
             do {
-                members = try fetch(object.memberRequest(relationship))
+                (members, wholeAt) = try readMembers(of: object, relationship)
             } catch {
                 deleteRuleFailure = deleteRuleFailure ?? error
                 continue
             }
             let inverse = members.first?.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition
             if rule == .cascade, let inverse {
-                let owner = CascadeOwner(object: object, position: inverse, uri: object.storedID.uriString)
+                // The members' own string when they share one (a MemberPrefetch's): each member's
+                // comparison with it is then at once, not byte by byte.
+                var uri = object.storedID.uriString
+                if case .string(let held) = members[0].current[inverse], held == uri { uri = held }
+                let owner = CascadeOwner(object: object, position: inverse, uri: uri)
                 for member in members { delete(member, cascadedFrom: owner) }
+                if let wholeAt { cascadeReads.keep(members, of: object, relationship.name, readAt: wholeAt) }
                 continue
             }
             for member in members {

@@ -226,6 +226,10 @@ extension ObjectContext {
         object.conflictCheckMark = true
     }
 
+    // The change lists read the registration order, which holds the same objects as the registry
+    // without indexing them: a list asked for right after a fetch (the members a cascade deleted)
+    // does not index the objects it made (see `registry`).
+
     /// Whether the next save has anything to write.
     ///
     /// ```swift
@@ -233,7 +237,7 @@ extension ObjectContext {
     /// ```
     public var hasChanges: Bool {
         checkQueue()
-        return registry.values.contains { $0.insertedFlag || $0.deletedFlag || isUpdated($0) }
+        return objectsInOrder.contains { $0.insertedFlag || $0.deletedFlag || isUpdated($0) }
     }
 
     /// Objects inserted since the last save.
@@ -243,7 +247,7 @@ extension ObjectContext {
     /// ```
     public var insertedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values.filter { $0.insertedFlag })
+        return registeredObjects(flagged: { $0.insertedFlag })
     }
 
     /// Saved objects whose values changed since they were read or saved (not deleted ones).
@@ -253,7 +257,7 @@ extension ObjectContext {
     /// ```
     public var updatedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values.filter { !$0.deletedFlag && isUpdated($0) })
+        return Set(objectsInOrder.filter { !$0.deletedFlag && isUpdated($0) })
     }
 
     /// Objects deleted since the last save.
@@ -263,7 +267,7 @@ extension ObjectContext {
     /// ```
     public var deletedObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values.filter { $0.deletedFlag })
+        return registeredObjects(flagged: { $0.deletedFlag })
     }
 
     /// Every object the context holds, faults included. The context keeps them until it saves
@@ -274,10 +278,21 @@ extension ObjectContext {
     /// ```
     public var registeredObjects: Set<StoredObject> {
         checkQueue()
-        return Set(registry.values)
+        return Set(objectsInOrder)
     }
 
     // MARK: - Helpers
+
+    /// The registered objects whose `flag` is set, in a set made at its size: a list filtered
+    /// first retained and released each object once more, and the set grew from its guess.
+    private func registeredObjects(flagged flag: (StoredObject) -> Bool) -> Set<StoredObject> {
+        let objects = objectsInOrder
+        var count = 0
+        for object in objects where flag(object) { count += 1 }
+        var set = Set<StoredObject>(minimumCapacity: count)
+        for object in objects where flag(object) { set.insert(object) }
+        return set
+    }
 
     func isUpdated(_ object: StoredObject) -> Bool {
         !object.insertedFlag && !object.isFaultStorage && object.hasLocalChanges

@@ -45,11 +45,14 @@ struct MemberPrefetch {
     }
 
     /// Reads every owner's members, registers them, and returns them all with each owner's
-    /// list; nil (nothing read or registered) when the fetch must answer after all.
-    func run() throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])])? {
+    /// list and the version read at; nil (nothing read or registered) when the fetch must
+    /// answer after all.
+    func run() throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])], version: UInt64)? {
         var made: [StoredObject] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
+        var version: UInt64 = 0
         let answered = try context.withReadView { (view) throws(ContextError) -> Bool in
+            version = view.version
             do {
                 if try scans(view) {
                     try scan(view, made: &made, lists: &lists)
@@ -73,7 +76,7 @@ struct MemberPrefetch {
         guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
         context.register(made: made)
-        return (made, Array(zip(owners, lists)))
+        return (made, Array(zip(owners, lists)), version)
     }
 
     /// Whether the scan reads less: the owners are at least half of their entity's records, so

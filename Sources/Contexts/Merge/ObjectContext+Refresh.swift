@@ -86,6 +86,7 @@ extension ObjectContext {
         checkQueue()
         if !links.hasNoChanges { graphEpoch &+= 1 }
         links.removeAllChanges()
+        cascadeReads.removeAll()
         for object in objectsInOrder {
             if object.insertedFlag {
                 forget(object, reason: "rollback() discarded its insertion")

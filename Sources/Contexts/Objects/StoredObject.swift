@@ -50,6 +50,8 @@ public final class StoredObject {
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// Registered by ID only; values not loaded yet (loaded on first access).
     @exclusivity(unchecked) var isFaultStorage = false
+    /// Its context's registry index holds it (a fetch's objects wait unindexed: see `registry`).
+    @exclusivity(unchecked) var isIndexed = false
     /// The values now, by attribute position (see ``ObjectValues``). Read and written through
     /// `current`, or by the property subscript's own path (see `write(_:at:)`).
     @exclusivity(unchecked) private var currentStorage: ObjectValues

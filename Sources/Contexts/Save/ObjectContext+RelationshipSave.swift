@@ -105,9 +105,20 @@ extension ObjectContext {
         for index in entries.indices where !settled(entries[index].object) {
             entryOfObject[ObjectIdentifier(entries[index].object)] = index
         }
+        // By destination entity, made when first needed (from the entries as they were then:
+        // entries added later are not settled ones).
+        var settledByEntity: [String: SettledDeletes] = [:]
+        func settledKeys(of entityName: String, in entries: [SaveEntry]) -> SettledDeletes {
+            guard skipsDeleted else { return SettledDeletes() }
+            if let made = settledByEntity[entityName] { return made }
+            let made = SettledDeletes(entries, entityName: entityName, settled: settled)
+            settledByEntity[entityName] = made
+            return made
+        }
         var added = false
         while let index = worklist.popLast() {
             let owner = entries[index].object
+            guard owner.entity.layout.hasToMany || core.schema.hasOneToOne else { continue }
             let relationships = owner.entity.layout.relationships
             for position in relationships.indices {
                 // A to-many's members, or the objects whose one-to-one end names the owner (looked
@@ -122,8 +133,13 @@ extension ObjectContext {
                 }
                 let rule = relationship.description.deleteRule
                 guard rule != .noAction else { continue }
-                let memberIDs = try storeMemberIDs(of: entries[index].id, relationship)
+                // A cascade's members read whole at the delete, at the version the store is still
+                // at, and all settled: every member the store holds is settled (CascadeReads.swift).
+                let stored = try storeMembers(of: entries[index].id, relationship, unlessReadAt: { version in
+                    rule == .cascade && skipsDeleted && cascadeReads.covers(owner, relationship.name, at: version, settled: settled)
+                })
                 if rule == .deny {
+                    let memberIDs = stored.keys.map { ObjectID(entityName: stored.entityName, primaryKey: $0) }
                     // Members this context moved away count no more (`checkDenyRules` counted its view).
                     let remaining = memberIDs.filter { id in
                         guard let member = registeredObject(for: id) else { return true }
@@ -137,7 +153,11 @@ extension ObjectContext {
                     }
                     continue
                 }
-                for id in memberIDs {
+                guard !stored.keys.isEmpty else { continue }
+                var settledMembers = settledKeys(of: stored.entityName, in: entries)
+                for key in stored.keys {
+                    if settledMembers.contains(key) { continue }
+                    let id = ObjectID(entityName: stored.entityName, primaryKey: key)
                     if let registered = registeredObject(for: id), settled(registered) { continue }
                     // Gone meanwhile (nil): the commit's conditions tell.
                     guard let member = try loadedMember(id) else { continue }
@@ -178,29 +198,35 @@ extension ObjectContext {
         }
     }
 
-    /// The IDs of the objects whose to-one (the inverse of `relationship`) names `owner` in the
-    /// latest commit, read through that to-one's index.
-    private func storeMemberIDs(of owner: ObjectID, _ relationship: RelationshipLayout) throws(ContextError) -> [ObjectID] {
+    /// The objects whose to-one (the inverse of `relationship`) names `owner` in the latest
+    /// commit, read through that to-one's index: their entity and their primary keys (IDs are
+    /// made only for the members not settled already). None when `known` says the members at
+    /// the latest commit's version need no reading (asked only when the owner's reference is
+    /// whole in the index: a cut one's entries are shared with other owners).
+    private func storeMembers(
+        of owner: ObjectID, _ relationship: RelationshipLayout, unlessReadAt known: (UInt64) -> Bool = { _ in false }
+    ) throws(ContextError) -> (entityName: String, keys: [UInt64]) {
         let destination = try core.entity(named: relationship.description.destination)
         let inverse = relationship.description.inverse
         // The to-one's system index: on the to-one alone, or (ordered) on it and its order key.
-        guard let index = destination.layout.indexes.first(where: { $0.attributeNames.first == inverse }) else { return [] }
+        guard let index = destination.layout.indexes.first(where: { $0.attributeNames.first == inverse }) else {
+            return (destination.name, [])
+        }
         var prefix: [UInt8] = []
-        IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
+        let whole = IndexKeyEncoding.append(.string(owner.uriString), to: &prefix, cap: index.contentCap)
         let view = try core.readView()
         defer { view.close() }
-        var ids: [ObjectID] = []
+        if whole && known(view.version) { return (destination.name, []) }
+        var keys: [UInt64] = []
         do {
             try view.forEach(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), reverse: false) { key, _, _ in
-                if let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: key) {
-                    ids.append(ObjectID(entityName: destination.name, primaryKey: primaryKey))
-                }
+                if let primaryKey = IndexKeyEncoding.primaryKey(ofEntry: key) { keys.append(primaryKey) }
                 return true
             }
         } catch {
             throw ContextError(readFailure: error)
         }
-        return ids
+        return (destination.name, keys)
     }
 
     /// After a conflict round's resolutions: the graph the next commit writes has no reference to

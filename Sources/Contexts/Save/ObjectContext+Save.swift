@@ -41,6 +41,7 @@ extension ObjectContext {
         defer { lastSaveReportStorage = report }
         guard hasSaveWork else {
             report.succeeded = true
+            cascadeReads.removeAll()
             advanceQueryGeneration()
             return
         }
@@ -53,6 +54,7 @@ extension ObjectContext {
             try performSave(&report, willSaveUpdates: willSave.updated.ids)
         }
         report.succeeded = true
+        cascadeReads.removeAll()
         advanceQueryGeneration()
         let note = ContextDidSaveNotification(
             contextName: name, insertedObjectIDs: report.insertedObjectIDs, updatedObjectIDs: report.updatedObjectIDs,
@@ -126,7 +128,8 @@ extension ObjectContext {
                 // Room for one moved entry (a delete and a put) per object, the usual save:
                 // growing a batch of 10,000 operations twice moved all of them each time.
                 batch.reserveCapacity(batch.count + 2 * entries.count)
-                for index in entries.indices { entries[index].appendIndexOperations(to: &batch) }
+                var recent = RecentIndexKeys()
+                for index in entries.indices { entries[index].appendIndexOperations(to: &batch, recent: &recent) }
             }
             if core.schema.hasManyToMany { try appendLinkOperations(of: entries, to: &batch) }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
@@ -421,7 +424,7 @@ extension ObjectContext {
             let id = entry.id
             object.conflictCheckMark = false
             object.membershipChangedFlag = false
-            deleted.append(contentsOf: entry.retiredRecords.map(\.id))
+            if !entry.retiredRecords.isEmpty { deleted.append(contentsOf: entry.retiredRecords.map(\.id)) }
             switch entry.step {
             case .insert, .update:
                 let wasStored = entry.updatesStoredRecord

@@ -12,7 +12,8 @@ extension SaveEntry {
     ///
     /// `mutating` for the reason `append(to:)` gives. The ancestor is read slot by slot
     /// (`ancestorValue(at:)`): making its values copied each changed object's buffer.
-    mutating func appendIndexOperations(to batch: inout StorageBatch) {
+    /// `recent`: the keys the save's last delete got, which a delete of the same values copies.
+    mutating func appendIndexOperations(to batch: inout StorageBatch, recent: inout RecentIndexKeys) {
         let indexes = object.entity.layout.indexes
         guard !indexes.isEmpty, let primaryKey = id.primaryKey else { return }
         let hasOld: Bool, hasNew: Bool
@@ -27,11 +28,16 @@ extension SaveEntry {
         case .check, .takeStore, .dropDeleted, .discardInsert:
             return
         }
-        for index in indexes {
+        for (position, index) in indexes.enumerated() {
             // Values that compare equal encode to the same key (the encoding is a function of
             // the value, and equal values encode alike: NFC strings, 0.0 and -0.0, NaNs), so an
             // index none of whose attributes changed keeps its entry, without making either key.
             if hasOld, hasNew, index.positions.allSatisfy({ ancestorValue(at: $0) == values[$0] }) { continue }
+            if !hasNew, index.positions.count == 1 {
+                let oldKey = recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: index.positions[0]))
+                batch.deleteUnversioned(oldKey, in: index.tableName)
+                continue
+            }
             let oldKey = hasOld ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { ancestorValue(at: $0) } : nil
             let newKey = hasNew ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { values[$0] } : nil
             if oldKey == newKey { continue }

@@ -208,6 +208,9 @@ package final class EntityLayout: Sendable {
     /// Whether a relationship's delete rule is `deny`: a save deleting an object of the entity
     /// counts those destinations (most entities have none, and skip the pass over their relationships).
     let hasDenyRule: Bool
+    /// Whether it has a to-many: a save deleting an object of the entity reads the store's
+    /// members of each (a cascade's members, usually with to-ones only, are passed over at once).
+    let hasToMany: Bool
 
     init(name: String, attributes declared: [AttributeDescription], relationships: [RelationshipDescription] = [],
          indexes: [[String]] = [], uniquenessConstraints: [[String]] = [], renamingIdentifier: String? = nil,
@@ -232,6 +235,7 @@ package final class EntityLayout: Sendable {
         }
         self.relationships = relationshipLayouts
         hasDenyRule = relationships.contains { $0.deleteRule == .deny }
+        hasToMany = relationships.contains { $0.isToMany }
         self.attributes = attributes
         tableName = StorageMapping.table(for: name)
         var index: [String: Int] = [:]

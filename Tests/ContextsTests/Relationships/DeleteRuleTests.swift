@@ -46,6 +46,27 @@ struct DeleteRuleTests {
         }
     }
 
+    @Test("a cascade read whole at the delete: its save deletes every member, one whose delete was undone since included")
+    func cascadeRereadsAMemberWhoseDeleteWasUndone() throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
+            let org = try store.seedOrg()
+            let context = store.context("A")
+            try context.performAndWait {
+                // No person in the context: the cascade reads the members whole from the store.
+                context.delete(try context.existingObject(with: org.eng))
+                #expect(Set(context.deletedObjects.map(\.objectID)) == [org.eng, org.ann, org.bob])
+                let bob = try context.existingObject(with: org.bob)
+                try context.refresh(bob, mergeChanges: false)
+                #expect(!bob.isDeleted)
+                try context.save()
+                #expect(Set(context.lastDidSaveNotification!.deletedObjectIDs) == [org.eng, org.ann, org.bob])
+            }
+            for id in [org.eng, org.ann, org.bob] { #expect(try store.committed(id) == nil) }
+            #expect(try store.committed(org.ops) != nil)
+            #expect(try store.problems() == [])
+        }
+    }
+
     @Test("cascade in a cycle ends: a person cascading to her department that cascades back")
     func cascadeCycleEnds() throws {
         try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade, departmentRule: .cascade)) { store in

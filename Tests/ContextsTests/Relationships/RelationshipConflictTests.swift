@@ -172,6 +172,34 @@ struct RelationshipConflictTests {
             #expect(try store.problems() == [])
         }
     }
+
+    @Test("a cascade that read its members whole at the delete, against a store update that added one: a winning delete removes it too",
+          arguments: policyNames)
+    func cascadeOfMembersVersusAddedMember(_ policy: String) throws {
+        try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
+            let org = try store.seedOrg()
+            var carl: ObjectID? = nil
+            let (result, _) = try Self.race(store, policy: policy, read: org.eng, first: { a in
+                a.delete(try a.existingObject(with: org.eng))  // A holds no person: Ann and Bob read whole
+            }, theirs: { b in
+                let added = insert("Person", ["name": "Carl"], in: b)
+                added.setDestination(try b.existingObject(with: org.eng), of: "department")
+                try b.obtainPermanentIDs(for: [added])
+                carl = added.objectID
+            })
+            #expect(result == Self.outcome(policy))
+            switch policy {
+            case "error":
+                #expect(try store.storedMembers(of: org.eng) == ["Ann", "Bob", "Carl"])
+            case "storeTrump", "rollback":  // the delete of Eng is cancelled
+                #expect(try store.committed(org.eng) != nil)
+                #expect(try store.storedMembers(of: org.eng).contains("Carl"))
+            default:
+                for id in [org.eng, org.ann, org.bob, carl!] { #expect(try store.committed(id) == nil) }
+            }
+            #expect(try store.problems() == [])
+        }
+    }
 }
 
 /// A cascade against a store update of a member: the member's delete/update conflict is

@@ -1,0 +1,39 @@
+import Policies
+
+/// The entry key a save's last delete got in each one-attribute index of its entity, with the
+/// value it was made of: the next delete whose value there is equal takes a copy with its own
+/// primary key instead of encoding the value again (a cascade's 10,000 members all name one
+/// owner: about 300 instructions a member of relationship-cascade). Deletes only: an update's
+/// values seldom repeat from one object to the next, and the comparison would cost it.
+///
+/// Relies on: equal values encode to the same bytes (`appendIndexOperations` says why), and an
+/// entry key ends with its primary key's 8 big-endian bytes (`IndexKeyEncoding.primaryKey(ofEntry:)`).
+/// Pinned by `IndexMaintenanceTests.deletesSharingAValueRemoveEachEntry`.
+struct RecentIndexKeys {
+    // By the index's position in its entity's list. Three lists, not one of structs: reading
+    // a struct out of the list retained and released all it holds, once per delete.
+    private var indexes: [IndexLayout?] = []
+    private var values: [AttributeValue] = []
+    private var keys: [[UInt8]] = []
+
+    /// `IndexKeyEncoding.entryKey(index:primaryKey:value:)` of a one-attribute `index`, at
+    /// `position` in its entity's list, holding `value`.
+    mutating func entryKey(index: IndexLayout, at position: Int, primaryKey: UInt64, value: AttributeValue) -> [UInt8] {
+        if position < indexes.count, indexes[position] === index, values[position] == value, keys[position].count >= 8 {
+            // The copy is made by the write below (the array is shared until then).
+            var made = keys[position]
+            made.withUnsafeMutableBytes { $0.storeBytes(of: primaryKey.bigEndian, toByteOffset: $0.count - 8, as: UInt64.self) }
+            return made
+        }
+        let made = IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { _ in value }
+        while indexes.count <= position {
+            indexes.append(nil)
+            values.append(.null)
+            keys.append([])
+        }
+        indexes[position] = index
+        values[position] = value
+        keys[position] = made
+        return made
+    }
+}
