@@ -11,7 +11,8 @@ import Glibc
 /// Smaller arrays are ordinary allocations (a huge page would mostly hold nothing). Where
 /// huge pages are off, the advice does nothing and the memory is ordinary. A pointer goes
 /// back through `deallocate(_:capacity:)` with the capacity it was allocated with, which
-/// decides the same way which of the two it is.
+/// decides the same way which of the two it is. Pinned by `HugePageMemoryTests` and
+/// `OverlayTableTests.aTableOfHugePagesKeepsEveryKey`.
 package enum HugePageMemory {
     /// The size of a huge page on x86-64 and of the usual one on arm64 with 4 KiB pages.
     package static let hugePageSize = 2 << 20
@@ -20,8 +21,9 @@ package enum HugePageMemory {
     package static func allocate<T>(_ type: T.Type, capacity: Int) -> UnsafeMutablePointer<T> {
         guard let bytes = hugeBytes(of: T.self, capacity: capacity) else { return .allocate(capacity: capacity) }
         var memory: UnsafeMutableRawPointer? = nil
+        // As the runtime's own allocation does, a failure traps: it is out of memory.
         guard posix_memalign(&memory, hugePageSize, bytes) == 0, let memory else {
-            return .allocate(capacity: capacity)
+            fatalError("HugePageMemory: no memory for \(bytes) bytes")
         }
         // Advice only: a kernel without huge pages, or with none free, keeps small pages.
         _ = madvise(memory, bytes, MADV_HUGEPAGE)
