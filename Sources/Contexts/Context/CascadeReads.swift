@@ -1,7 +1,7 @@
 /// The members cascades read whole from the store at `delete(_:)`, kept with their owners until
 /// the save: the save then need not read a deleted owner's members again when nothing was
 /// committed since (`includeStoreMembers` reads them to find members this context does not
-/// see; a cascade of 10,000 members read them twice, about 870 instructions a member).
+/// see; a cascade of 10,000 members read them twice, about 590 instructions a member).
 ///
 /// A read is whole when a ``MemberPrefetch`` answered it: the context held no object of the
 /// members' entity, so each member the store held at `version` is in the list. While the store

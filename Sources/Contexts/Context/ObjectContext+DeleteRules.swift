@@ -4,13 +4,20 @@
 
 extension ObjectContext {
     /// A to-many's owner whose delete rule is deleting one of its members: the member's to-one
-    /// back to it (at `position`) names an object deleted already.
-    struct CascadeOwner {
+    /// back to it (at `position`) names an object deleted already. A class: each member's
+    /// delete binds it once (a struct of the object and the string retained and released both).
+    final class CascadeOwner {
         let object: StoredObject
         /// The position of the inverse to-one in the members' values.
         let position: Int
         /// The owner's ID URI, which that to-one holds while it names the owner.
         let uri: String
+
+        init(object: StoredObject, position: Int, uri: String) {
+            self.object = object
+            self.position = position
+            self.uri = uri
+        }
     }
 
     /// Applies each relationship's delete rule of `object`, which is marked deleted already (so a

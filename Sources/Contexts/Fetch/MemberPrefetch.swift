@@ -81,9 +81,18 @@ struct MemberPrefetch {
 
     /// Whether the scan reads less: the owners are at least half of their entity's records, so
     /// (members spread evenly) at least half the members' records are theirs.
+    ///
+    /// A single owner (a delete rule's read) has its entries counted to make sure: one owner of
+    /// two departments may hold 3 people of 100,000, which the scan would all decode.
     private func scans(_ view: any StorageReadView) throws -> Bool {
-        guard let ownerTable = owners.first?.entity.layout.tableName else { return false }
-        return try 2 * owners.count >= view.estimatedCount(in: ownerTable)
+        guard let ownerTable = owners.first?.entity.layout.tableName,
+              try 2 * owners.count >= view.estimatedCount(in: ownerTable)
+        else { return false }
+        guard owners.count == 1 else { return true }
+        var prefix: [UInt8] = []
+        guard IndexKeyEncoding.append(.string(references.references[0]), to: &prefix, cap: index.contentCap) else { return false }
+        let entries = try view.countKeys(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), where: nil)
+        return try 2 * entries >= view.estimatedCount(in: members.layout.tableName)
     }
 
     /// The scan: every record of the members' table, in primary-key order, kept when its

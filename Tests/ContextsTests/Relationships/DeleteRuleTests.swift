@@ -46,10 +46,17 @@ struct DeleteRuleTests {
         }
     }
 
-    @Test("a cascade read whole at the delete: its save deletes every member, one whose delete was undone since included")
-    func cascadeRereadsAMemberWhoseDeleteWasUndone() throws {
+    @Test("a cascade read whole at the delete: its save deletes every member, one whose delete was undone since included",
+          arguments: [0, 5])  // people of Ops: none (Eng's are most people: a scan), or most (a walk of Eng's entries)
+    func cascadeRereadsAMemberWhoseDeleteWasUndone(opsPeople: Int) throws {
         try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
             let org = try store.seedOrg()
+            let seeder = store.context("seeder")
+            try seeder.performAndWait {
+                let ops = try seeder.existingObject(with: org.ops)
+                for number in 0..<opsPeople { insert("Person", ["name": "Ops \(number)"], in: seeder).setDestination(ops, of: "department") }
+                try seeder.save()
+            }
             let context = store.context("A")
             try context.performAndWait {
                 // No person in the context: the cascade reads the members whole from the store.
