@@ -94,7 +94,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// `isOnQueue` (see `runningHere`).
     let runningThread = Atomic<UInt>(0)
     /// The way this context's objects reach it (see ``ContextLink``).
-    let link = ContextLink()
+    let link: ContextLink
 
     // Guarded by `queue`. `@exclusivity(unchecked)` on the per-object tables below skips the
     // runtime's exclusivity check on every access. Relies on: only this context's queue touches
@@ -117,7 +117,11 @@ public final class ObjectContext: @unchecked Sendable {
         }
     }
     @exclusivity(unchecked) private var indexedRegistry = ObjectIDTable<StoredObject>()
+    /// The objects `register(made:)` registered and did not index yet: the first list, then any
+    /// more, each as the fetch made it (the same arrays as in the registration order: a
+    /// reference to each list, not to each object). `unindexedBatches` is empty when it is.
     @exclusivity(unchecked) private var unindexedObjects: [StoredObject] = []
+    @exclusivity(unchecked) private var unindexedBatches: [[StoredObject]] = []
     /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
     /// temporary ID held elsewhere in this context still finds the object.
     @exclusivity(unchecked) var temporaryAliases = ObjectIDTable<ObjectID>()
@@ -125,8 +129,21 @@ public final class ObjectContext: @unchecked Sendable {
     /// that still holds the object under its temporary ID can follow it.
     @exclusivity(unchecked) var temporaryIDOfPermanent = ObjectIDTable<ObjectID>()
     /// Every registered object in registration order (the order of saves, conflicts and lists),
-    /// and the ones forgotten since `objectsInOrder` last dropped them.
-    @exclusivity(unchecked) var registrationOrder: [StoredObject] = []
+    /// and the ones forgotten since `objectsInOrder` last dropped them: `orderedObjects`, then the
+    /// lists of `orderBatches`, joined on first use (a fetch, then a reset, never joins them).
+    private var registrationOrder: [StoredObject] {
+        _read {
+            if !orderBatches.isEmpty { joinOrderBatches() }
+            yield orderedObjects
+        }
+        _modify {
+            if !orderBatches.isEmpty { joinOrderBatches() }
+            yield &orderedObjects
+        }
+    }
+    @exclusivity(unchecked) private var orderedObjects: [StoredObject] = []
+    /// Lists of objects registered after `orderedObjects`, in order (`register(made:)`).
+    @exclusivity(unchecked) private var orderBatches: [[StoredObject]] = []
     /// How many objects in `registrationOrder` are forgotten.
     var forgottenInOrder = 0
     var lastSaveReportStorage: SaveReport?
@@ -154,6 +171,7 @@ public final class ObjectContext: @unchecked Sendable {
         self.concurrencyType = concurrencyType
         self.core = core
         self.parent = parent
+        link = ContextLink(name: name)
         checksQueueAccess = core.options.checksQueueAccess
         policy = ConditionLock(ErrorMergePolicy())
         switch concurrencyType {
@@ -246,7 +264,6 @@ public final class ObjectContext: @unchecked Sendable {
     func attach(_ object: StoredObject) {
         graphEpoch &+= 1
         object.link = link
-        object.ownerName = name
         object.lifecycle = .registered
     }
 
@@ -257,17 +274,38 @@ public final class ObjectContext: @unchecked Sendable {
     /// their IDs from the objects, whose IDs cannot change before it is built (changing an ID
     /// goes through the index).
     func register(made objects: [StoredObject]) {
-        if registrationOrder.isEmpty { registrationOrder = objects } else { registrationOrder.append(contentsOf: objects) }
-        if unindexedObjects.isEmpty { unindexedObjects = objects } else { unindexedObjects.append(contentsOf: objects) }
+        guard !objects.isEmpty else { return }
+        if orderedObjects.isEmpty && orderBatches.isEmpty { orderedObjects = objects } else { orderBatches.append(objects) }
+        if unindexedObjects.isEmpty { unindexedObjects = objects } else { unindexedBatches.append(objects) }
+    }
+
+    /// `register(made:)` of the lists' objects, in order. The lists are kept as they are, not
+    /// copied into one (a copy retained and released every object twice: about 100
+    /// instructions a member of relationship-traverse), until an index or the order is needed.
+    func register(madeBatches batches: [[StoredObject]]) {
+        for objects in batches { register(made: objects) }
+    }
+
+    /// Joins `orderBatches` into `orderedObjects`.
+    @inline(never)
+    private func joinOrderBatches() {
+        let batches = orderBatches
+        orderBatches = []
+        orderedObjects.reserveCapacity(orderedObjects.count + batches.reduce(0) { $0 + $1.count })
+        for objects in batches { orderedObjects.append(contentsOf: objects) }
     }
 
     /// Indexes the objects `register(made:)` left unindexed.
     @inline(never)
     private func indexFetchedObjects() {
-        let objects = unindexedObjects
+        let first = unindexedObjects, more = unindexedBatches
         unindexedObjects = []
-        indexedRegistry.reserveCapacity(indexedRegistry.count + objects.count)
-        for object in objects { indexedRegistry[object.storedID] = object }
+        unindexedBatches = []
+        indexedRegistry.reserveCapacity(indexedRegistry.count + first.count + more.reduce(0) { $0 + $1.count })
+        for object in first { indexedRegistry[object.storedID] = object }
+        for objects in more {
+            for object in objects { indexedRegistry[object.storedID] = object }
+        }
     }
 
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
@@ -276,7 +314,7 @@ public final class ObjectContext: @unchecked Sendable {
         if core.schema.hasManyToMany { forgetLinks(of: object) }
         registry[object.storedID] = nil
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
-        detach(object, reason: reason)
+        detach(object, Forgetting(reason: reason, contextName: name))
     }
 
     /// Drops every registered object, as `forget` does each (`reset()`), emptying the tables
@@ -288,23 +326,35 @@ public final class ObjectContext: @unchecked Sendable {
     /// list does not hold is the caller's. Pinned by `MisuseTests.fetchedObjectAfterReset`.
     func forgetAll(reason: String) {
         unindexedObjects = []
+        unindexedBatches = []
         graphEpoch &+= 1
         heldReferenceMaps = [:]
         memberCache.removeAll()
         links = ContextLinks()
         indexedRegistry.removeAll()
-        registrationOrder.withUnsafeMutableBufferPointer { objects in
-            for position in objects.indices where !isKnownUniquelyReferenced(&objects[position]) {
-                if case .registered = objects[position].lifecycle { detach(objects[position], reason: reason) }
-            }
-        }
-        registrationOrder.removeAll()
+        // Made for the first object detached (usually none: a reset after a read).
+        var forgetting: Forgetting? = nil
+        detachShared(in: &orderedObjects, reason, &forgetting)
+        for batch in orderBatches.indices { detachShared(in: &orderBatches[batch], reason, &forgetting) }
+        orderedObjects = []
+        orderBatches = []
         forgottenInOrder = 0
     }
 
+    /// `forgetAll`'s detaching of the objects of `objects` referenced elsewhere.
+    private func detachShared(in objects: inout [StoredObject], _ reason: String, _ forgetting: inout Forgetting?) {
+        objects.withUnsafeMutableBufferPointer { objects in
+            for position in objects.indices where !isKnownUniquelyReferenced(&objects[position]) {
+                guard case .registered = objects[position].lifecycle else { continue }
+                if forgetting == nil { forgetting = Forgetting(reason: reason, contextName: name) }
+                detach(objects[position], forgetting!)
+            }
+        }
+    }
+
     /// The object's side of forgetting it.
-    private func detach(_ object: StoredObject, reason: String) {
-        object.lifecycle = .forgotten(reason)
+    private func detach(_ object: StoredObject, _ forgetting: Forgetting) {
+        object.lifecycle = .forgotten(forgetting)
         object.link = nil
         object.insertedFlag = false
         object.deletedFlag = false
@@ -358,9 +408,9 @@ public final class ObjectContext: @unchecked Sendable {
                 "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) of another context "
                     + "'\(object.ownerName)'; objects belong to one context: pass object.objectID and use "
                     + "context.object(with:) in this one")
-        case .forgotten(let reason):
+        case .forgotten(let forgetting):
             contextMisuse(
-                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) used after \(reason); "
+                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) used after \(forgetting.reason); "
                     + "get it again with context.object(with:)")
         case .unattached:
             contextMisuse(
