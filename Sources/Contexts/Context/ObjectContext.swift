@@ -146,6 +146,8 @@ public final class ObjectContext: @unchecked Sendable {
     @exclusivity(unchecked) private var orderBatches: [[StoredObject]] = []
     /// How many objects in `registrationOrder` are forgotten.
     var forgottenInOrder = 0
+    /// The origins `origin(for:)` made, one per entity (a schema has a few).
+    private var origins: [ObjectOrigin] = []
     var lastSaveReportStorage: SaveReport?
     var lastDidSaveStorage: ContextDidSaveNotification?
     var lastAutomaticMergeErrorStorage: ContextError?
@@ -260,11 +262,20 @@ public final class ObjectContext: @unchecked Sendable {
         registry[object.storedID] = object
     }
 
-    /// The object's side of registering: it belongs to this context from now on.
+    /// The object's side of registering: it belongs to this context from now on. Its origin
+    /// is this context's (made by `origin(for:)`, or by a read of this context).
     func attach(_ object: StoredObject) {
         graphEpoch &+= 1
-        object.link = link
         object.lifecycle = .registered
+    }
+
+    /// The origin of this context's objects of `layout` that no read made (inserts, faults,
+    /// objects decoded at once): one per entity, made on first use.
+    func origin(for layout: EntityLayout) -> ObjectOrigin {
+        for origin in origins where origin.layout === layout { return origin }
+        let made = ObjectOrigin(layout: layout, link: link)
+        origins.append(made)
+        return made
     }
 
     /// Registers the objects a fetch made (attached as they were made, none registered before),
@@ -355,7 +366,6 @@ public final class ObjectContext: @unchecked Sendable {
     /// The object's side of forgetting it.
     private func detach(_ object: StoredObject, _ forgetting: Forgetting) {
         object.lifecycle = .forgotten(forgetting)
-        object.link = nil
         object.insertedFlag = false
         object.deletedFlag = false
         object.conflictCheckMark = false

@@ -98,29 +98,31 @@ struct MemberPrefetch {
     /// release of each). Otherwise that list is made, sorted by key, as the scan met them.
     private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
         let layout = members.layout
-        var arena = RecordArena()
+        var arena = RecordArena(layout: layout, link: context.link)
         // The owners in the order their members were met, and whether each owner's came together.
         var runs: [Int] = []
         var met = [Bool](repeating: false, count: owners.count)
         var lastOwner = -1
         var together = true
+        let references = references, inversePosition = inversePosition
+        let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
+        defer { offsets.deallocate() }
         try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
             guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
-            let object: StoredObject
             let owner: Int
+            var values: ObjectValues? = nil
             var reference: Range<Int>? = nil
-            if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference) {
+            if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
                 // The usual record: its owner found from the reference's bytes, its values left undecoded.
                 guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
                 else { return true }
                 owner = found.owner
-                object = make(primaryKey, arena.append(value), version)
             } else {
                 // Anything else is decoded now, as a fetch decodes it (extras, or the error).
-                let values = try decode(value, primaryKey: primaryKey)
-                guard case .string(let text) = values[inversePosition], let found = references.owner(of: text) else { return true }
+                let decoded = try decode(value, primaryKey: primaryKey)
+                guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
                 owner = found
-                object = make(primaryKey, values, version)
+                values = decoded
             }
             if owner != lastOwner {
                 if met[owner] {
@@ -132,7 +134,12 @@ struct MemberPrefetch {
                 }
                 lastOwner = owner
             }
-            lists[owner].append(object)
+            // Made into the list: a local holding the object cost a retain and a release.
+            if let values {
+                lists[owner].append(make(primaryKey, values, version))
+            } else {
+                lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
+            }
             return true
         }
         if together { return runs.map { lists[$0] } }
@@ -159,16 +166,19 @@ struct MemberPrefetch {
             lists[owner].reserveCapacity(ends[walked] - (walked == 0 ? 0 : ends[walked - 1]))
         }
         let layout = members.layout
-        var arena = RecordArena()
+        var arena = RecordArena(layout: layout, link: context.link)
         var walked = 0
+        let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
+        defer { offsets.deallocate() }
         try view.visitRecords(in: layout.tableName, primaryKeys: keys) { position, value, version in
             while position >= ends[walked] { walked += 1 }
             guard let value else { return }  // an entry whose record is gone: as the fetch, skipped
             var reference: Range<Int>? = nil
-            let object = ValueCodec.validate(value, layout: layout, reference: &reference)
-                ? make(keys[position], arena.append(value), version)
-                : make(keys[position], try decode(value, primaryKey: keys[position]), version)
-            lists[order[walked]].append(object)
+            if ValueCodec.validate(value, layout: layout, reference: &reference, valueOffsets: offsets) {
+                lists[order[walked]].append(make(keys[position], arena.append(value, offsets: offsets), version))
+            } else {
+                lists[order[walked]].append(make(keys[position], try decode(value, primaryKey: keys[position]), version))
+            }
         }
         return order.map { lists[$0] }
     }
@@ -184,15 +194,15 @@ struct MemberPrefetch {
 
     /// A member read with `values` at record `version`, attached to the context (registered later).
     private func make(_ primaryKey: UInt64, _ values: ObjectValues, _ version: UInt64) -> StoredObject {
-        let object = StoredObject(entity: members, id: ObjectID(entityName: members.layout.name, primaryKey: primaryKey),
-                                  values: values, version: version)
+        let object = StoredObject(origin: context.origin(for: members.layout),
+                                  id: ObjectID(entityName: members.layout.name, primaryKey: primaryKey), values: values, version: version)
         context.attach(object)
         return object
     }
 
     /// A member read at record `version`, its values left in `record`, attached to the context.
     private func make(_ primaryKey: UInt64, _ record: RecordBytes, _ version: UInt64) -> StoredObject {
-        let object = StoredObject(entity: members, primaryKey: primaryKey, record: record, version: version)
+        let object = StoredObject(primaryKey: primaryKey, record: record, version: version)
         context.attach(object)
         return object
     }

@@ -87,7 +87,7 @@ extension ObjectContext {
     private func attachedObject(
         _ entity: EntityDescription, _ id: ObjectID, _ values: consuming ObjectValues, _ version: UInt64
     ) -> StoredObject {
-        let object = StoredObject(entity: entity, id: id, values: values, version: version)
+        let object = StoredObject(origin: origin(for: entity.layout), id: id, values: values, version: version)
         attach(object)
         return object
     }

@@ -103,7 +103,7 @@ public struct EntityDescription: Sendable, Hashable {
             uniquenessConstraints: uniquenessConstraints, renamingIdentifier: layout.renamingIdentifier, orderedToOnes: toOnes))
     }
 
-    private init(layout: EntityLayout) {
+    init(layout: EntityLayout) {
         self.layout = layout
     }
 

@@ -35,16 +35,27 @@ struct NameHeader {
         (mask, mask2) = masks
     }
 
-    /// Whether the `available` bytes at `next` start with this header.
+    /// Whether the bytes of `base` at `offset` (before `end`) start with this header: compared
+    /// as one or two words, the last loaded so that it ends at `end` when fewer bytes are left
+    /// (a record's last name is usually within a word of its end).
     @inline(__always)
-    func matches(_ next: UnsafeRawPointer, available: Int) -> Bool {
+    func matches(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Bool {
+        let available = end - offset
+        guard count <= available else { return false }
         if mask2 != 0 {
-            guard available >= 16 else { return matchesBytes(next, available: available) }
-            return next.loadUnaligned(as: UInt64.self) == word
-                && next.loadUnaligned(fromByteOffset: 8, as: UInt64.self) & mask2 == word2
+            guard base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == word else { return false }
+            let second = available >= 16
+                ? base.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                : base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) &>> UInt64(8 * (16 - available))
+            return second & mask2 == word2
         }
-        if mask != 0, available >= 8 { return next.loadUnaligned(as: UInt64.self) & mask == word }
-        return matchesBytes(next, available: available)
+        if mask != 0 {
+            if available >= 8 { return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & mask == word }
+            if end >= 8 {
+                return (base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) &>> UInt64(8 * (8 - available))) & mask == word
+            }
+        }
+        return matchesBytes(base + offset, available: available)
     }
 
     /// `matches`, byte by byte: a name's header is a few bytes, shorter than a call to `memcmp` costs.

@@ -13,22 +13,41 @@ import Policies
 extension ValueCodec {
     /// Whether the lean decoder decodes `bytes` for `layout`, checked without making any value;
     /// and, when the attribute at `referencePosition` holds a string, its bytes' range in
-    /// `reference`.
+    /// `reference`. When `valueOffsets` is given (room for one per attribute), it gets each
+    /// attribute's value's offset (that of its tag; 0 when absent, `UInt16.max` when farther):
+    /// what ``validatedValue(at:in:layout:valueOffset:inlineLimit:)`` reads an attribute with.
     package static func validate(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, referencePosition: Int = -1,
-                         reference: inout Range<Int>?) -> Bool {
+                                 reference: inout Range<Int>?, valueOffsets: UnsafeMutablePointer<UInt16>? = nil) -> Bool {
         let end = bytes.count
         let attributes = layout.count
-        guard attributes <= 64, end <= Int(UInt32.max) - 8, end >= 2, let base = bytes.baseAddress,
+        guard attributes <= 64, end <= Int(UInt32.max) - 256, end >= 2, let base = bytes.baseAddress,
               base.load(as: UInt8.self) == formatVersion
         else { return false }
         var offset = 1
         guard let count = length(base, end, &offset) else { return false }
+        if let valueOffsets {
+            for position in 0..<attributes { valueOffsets[position] = 0 }
+            return validate(base, end, offset, count, layout, referencePosition, &reference, valueOffsets)
+        }
+        // Offsets nobody wants go to a scratch buffer (room for 64): one store per property, no test.
+        return withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 64) { scratch in
+            validate(base, end, offset, count, layout, referencePosition, &reference, scratch.baseAddress!)
+        }
+    }
+
+    @inline(__always)
+    private static func validate(
+        _ base: UnsafeRawPointer, _ end: Int, _ start: Int, _ count: Int, _ layout: EntityLayout, _ referencePosition: Int,
+        _ reference: inout Range<Int>?, _ valueOffsets: UnsafeMutablePointer<UInt16>
+    ) -> Bool {
+        let attributes = layout.count
+        var offset = start
         var seen: UInt64 = 0
         var expected = 0
         return layout.headersByName.withUnsafeBufferPointer { headers -> Bool in
             for _ in 0..<count {
                 let position: Int
-                if attributes > 0, headers[expected].matches(base + offset, available: end - offset) {
+                if attributes > 0, headers[expected].matches(base, at: offset, end: end) {
                     offset += headers[expected].count
                     position = headers[expected].position
                     expected = expected + 1 == attributes ? 0 : expected + 1
@@ -42,6 +61,7 @@ extension ValueCodec {
                 let bit: UInt64 = 1 << UInt64(position)
                 guard seen & bit == 0, offset < end else { return false }
                 seen |= bit
+                valueOffsets[position] = offset < Int(UInt16.max) ? UInt16(offset) : UInt16.max
                 let tag = base.load(fromByteOffset: offset, as: UInt8.self)
                 offset += 1
                 switch tag {
@@ -78,7 +98,18 @@ extension ValueCodec {
         return values
     }
 
-    /// The value of the attribute at `position` in a record ``validate(_:layout:referencePosition:reference:)``
+    /// `validatedValue(at:in:layout:inlineLimit:)`, with the value's offset that `validate` gave.
+    @inline(__always)
+    package static func validatedValue(at position: Int, in bytes: UnsafeRawBufferPointer, layout: EntityLayout,
+                                       valueOffset: UInt16, inlineLimit: Int = 15) -> AttributeValue? {
+        switch valueOffset {
+        case 0: return .null
+        case UInt16.max: return validatedValue(at: position, in: bytes, layout: layout, inlineLimit: inlineLimit)
+        default: return validatedValue(atTag: Int(valueOffset), in: bytes, inlineLimit: inlineLimit)
+        }
+    }
+
+    /// The value of the attribute at `position` in a record ``validate(_:layout:referencePosition:reference:valueOffsets:)``
     /// accepted (`.null` when absent); nil when it is a string of more than `inlineLimit` UTF-8
     /// bytes or non-empty bytes: values that allocate, which the caller decodes with the whole
     /// record instead, so that reading them again shares them.
@@ -93,31 +124,8 @@ extension ValueCodec {
         var offset = 1
         guard let count = length(base, end, &offset) else { return nil }
         for _ in 0..<count {
-            if header.matches(base + offset, available: end - offset) {
-                offset += header.count
-                guard offset < end else { return nil }
-                let tagOffset = offset
-                let tag = base.load(fromByteOffset: offset, as: UInt8.self)
-                offset += 1
-                switch tag {
-                case Tag.string.rawValue:
-                    // Valid UTF-8 (validated): copied in as it is.
-                    guard let length = length(base, end, &offset), length <= inlineLimit else { return nil }
-                    let text = UnsafeRawBufferPointer(start: base + offset, count: length)
-                    return .string(String(unsafeUninitializedCapacity: length) { buffer in
-                        UnsafeMutableRawBufferPointer(buffer).copyMemory(from: text)
-                        return length
-                    })
-                case Tag.int.rawValue:
-                    guard end - offset >= 8 else { return nil }
-                    return .int(Int64(bitPattern: UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))))
-                case Tag.bytes.rawValue:
-                    guard let length = length(base, end, &offset), length == 0 else { return nil }
-                    return .bytes([])
-                default:
-                    var reader = Reader(bytes: bytes, offset: tagOffset)
-                    return try? reader.value()
-                }
+            if header.matches(base, at: offset, end: end) {
+                return validatedValue(atTag: offset + header.count, in: bytes, inlineLimit: inlineLimit)
             }
             // Another attribute: its name, then its value, passed over.
             guard let nameLength = length(base, end, &offset), offset + nameLength < end else { return nil }
@@ -138,6 +146,34 @@ extension ValueCodec {
             guard offset <= end else { return nil }
         }
         return .null
+    }
+
+    /// The value whose tag is at `offset` of a validated record; nil for one that allocates
+    /// (see `validatedValue(at:in:layout:inlineLimit:)`).
+    @inline(__always)
+    private static func validatedValue(atTag tagOffset: Int, in bytes: UnsafeRawBufferPointer, inlineLimit: Int) -> AttributeValue? {
+        let end = bytes.count
+        guard tagOffset < end, let base = bytes.baseAddress else { return nil }
+        var offset = tagOffset + 1
+        switch base.load(fromByteOffset: tagOffset, as: UInt8.self) {
+        case Tag.string.rawValue:
+            // Valid UTF-8 (validated): copied in as it is.
+            guard let length = length(base, end, &offset), length <= inlineLimit else { return nil }
+            let text = UnsafeRawBufferPointer(start: base + offset, count: length)
+            return .string(String(unsafeUninitializedCapacity: length) { buffer in
+                UnsafeMutableRawBufferPointer(buffer).copyMemory(from: text)
+                return length
+            })
+        case Tag.int.rawValue:
+            guard end - offset >= 8 else { return nil }
+            return .int(Int64(bitPattern: UInt64(bigEndian: base.loadUnaligned(fromByteOffset: offset, as: UInt64.self))))
+        case Tag.bytes.rawValue:
+            guard let length = length(base, end, &offset), length == 0 else { return nil }
+            return .bytes([])
+        default:
+            var reader = Reader(bytes: bytes, offset: tagOffset)
+            return try? reader.value()
+        }
     }
 
     /// A varint at `offset` used as a count or length, as `Reader.length()` reads it: nil when

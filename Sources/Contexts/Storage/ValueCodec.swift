@@ -406,7 +406,7 @@ package enum ValueCodec {
         /// than byte by byte).
         @inline(__always)
         mutating func skip(ifNext header: NameHeader) -> Bool {
-            guard header.matches(bytes.baseAddress! + offset, available: remaining) else { return false }
+            guard header.matches(bytes.baseAddress!, at: offset, end: bytes.count) else { return false }
             offset += header.count
             return true
         }
