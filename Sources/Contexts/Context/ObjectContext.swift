@@ -147,7 +147,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// How many objects in `registrationOrder` are forgotten.
     var forgottenInOrder = 0
     /// The origins `origin(for:)` made, one per entity (a schema has a few).
-    private var origins: [ObjectOrigin] = []
+    @exclusivity(unchecked) private var origins: [ObjectOrigin] = []
     var lastSaveReportStorage: SaveReport?
     var lastDidSaveStorage: ContextDidSaveNotification?
     var lastAutomaticMergeErrorStorage: ContextError?
@@ -272,7 +272,12 @@ public final class ObjectContext: @unchecked Sendable {
     /// The origin of this context's objects of `layout` that no read made (inserts, faults,
     /// objects decoded at once): one per entity, made on first use.
     func origin(for layout: EntityLayout) -> ObjectOrigin {
-        for origin in origins where origin.layout === layout { return origin }
+        for index in origins.indices where origins[index].layout === layout { return origins[index] }
+        return makeOrigin(for: layout)
+    }
+
+    @inline(never)
+    private func makeOrigin(for layout: EntityLayout) -> ObjectOrigin {
         let made = ObjectOrigin(layout: layout, link: link)
         origins.append(made)
         return made

@@ -150,7 +150,7 @@ public final class StoredObject {
 
     /// An object of `id` with no values yet (a fault, or one about to be filled).
     init(origin: ObjectOrigin, id: ObjectID) {
-        precondition(id.entityName == origin.layout.name, "an object's ID names another entity")
+        assert(id.entityName == origin.layout.name, "an object's ID names another entity")
         entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = id.identity
@@ -160,7 +160,7 @@ public final class StoredObject {
 
     /// An object of `id` read with `values` at record `version`: its ancestor.
     init(origin: ObjectOrigin, id: ObjectID, values: ObjectValues, version: UInt64) {
-        precondition(id.entityName == origin.layout.name, "an object's ID names another entity")
+        assert(id.entityName == origin.layout.name, "an object's ID names another entity")
         entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = id.identity
@@ -170,7 +170,7 @@ public final class StoredObject {
     }
 
     /// An object of primary key `primaryKey` read at record `version`, its values (its
-    /// ancestor's too) in `record`, which ``ValueCodec/validate(_:layout:referencePosition:reference:)``
+    /// ancestor's too) in `record`, which ``ValueCodec/validate(_:layout:referencePosition:reference:valueOffsets:)``
     /// accepted.
     init(primaryKey: UInt64, record: RecordBytes, version: UInt64) {
         entity = EntityDescription(layout: record.origin._withUnsafeGuaranteedRef { $0.layout })
@@ -510,8 +510,14 @@ public final class StoredObject {
     }
 
     /// The position of attribute `property`; an attribute the entity lacks stops the process.
+    @inline(__always)
     private func position(of property: String) -> Int {
         if let position = layout.index(of: property) { return position }
+        unknownAttribute(property)
+    }
+
+    @inline(never)
+    private func unknownAttribute(_ property: String) -> Never {
         contextMisuse(
             "entity \(entity.name) has no attribute \"\(property)\" (its attributes: "
                 + entity.attributes.map(\.name).joined(separator: ", ") + ")")

@@ -36,24 +36,32 @@ struct NameHeader {
     }
 
     /// Whether the bytes of `base` at `offset` (before `end`) start with this header: compared
-    /// as one or two words, the last loaded so that it ends at `end` when fewer bytes are left
-    /// (a record's last name is usually within a word of its end).
+    /// as one or two words; near the end, the last word is loaded so that it ends at `end` (a
+    /// record's last name is usually within a word of its end).
     @inline(__always)
     func matches(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Bool {
         let available = end - offset
+        if mask2 == 0 {
+            if available >= 8 && mask != 0 { return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & mask == word }
+        } else if available >= 16 {
+            return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == word
+                && base.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self) & mask2 == word2
+        }
+        return matchesNearEnd(base, at: offset, end: end)
+    }
+
+    /// `matches` with fewer bytes left than its words (or a header longer than two).
+    @inline(never)
+    private func matchesNearEnd(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Bool {
+        let available = end - offset
         guard count <= available else { return false }
         if mask2 != 0 {
+            // At least 9 bytes left: the first word whole, the second loaded back from the end.
             guard base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == word else { return false }
-            let second = available >= 16
-                ? base.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
-                : base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) &>> UInt64(8 * (16 - available))
-            return second & mask2 == word2
+            return base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) &>> UInt64(8 * (16 - available)) & mask2 == word2
         }
-        if mask != 0 {
-            if available >= 8 { return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & mask == word }
-            if end >= 8 {
-                return (base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) &>> UInt64(8 * (8 - available))) & mask == word
-            }
+        if mask != 0 && end >= 8 {
+            return (base.loadUnaligned(fromByteOffset: end - 8, as: UInt64.self) &>> UInt64(8 * (8 - available))) & mask == word
         }
         return matchesBytes(base + offset, available: available)
     }

@@ -1,12 +1,12 @@
 import Foundation
 import Policies
 
-// Records kept undecoded (RecordBytes): checked when read from the store, so that a fetch still
+// Records kept undecoded (ObjectOrigin.swift): checked when read from the store, so that a fetch still
 // fails on a record that does not decode, and decoded later, an attribute at a time or whole.
 //
 // `validate` accepts exactly the records the lean decoder (`decodeAttributes`) decodes: the
 // same header, names, tags, lengths and UTF-8 checks, in the same order, without making a
-// value. So `decodeValidated` and `validatedValue(at:in:layout:)` cannot fail on what it
+// value. So `decodeValidated` and `validatedValue` cannot fail on what it
 // accepted, and a record it refuses is decoded at once by the fetch's decoder, which gives the
 // extras or the error it always did. Pinned by `ValueCodecLayoutTests`' validation tests.
 
@@ -90,7 +90,7 @@ extension ValueCodec {
         }
     }
 
-    /// The values of a record ``validate(_:layout:referencePosition:reference:)`` accepted.
+    /// The values of a record ``validate(_:layout:referencePosition:reference:valueOffsets:)`` accepted.
     package static func decodeValidated(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues {
         guard let values = decodeAttributes(bytes, layout: layout) else {
             preconditionFailure("a record that validated did not decode")

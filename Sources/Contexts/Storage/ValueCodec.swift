@@ -277,7 +277,7 @@ package enum ValueCodec {
     /// The common case, kept lean: a well-formed record whose properties are all attributes of
     /// the entity (of at most 64 attributes). Nil for anything else, which
     /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.
-    static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues? {
+    package static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues? {
         guard layout.count <= 64 else { return nil }
         var reader = Reader(bytes: bytes)
         guard let count = try? reader.header() else { return nil }

@@ -4,7 +4,7 @@ import Foundation
 import Policies
 import Testing
 
-/// The members a prefetch makes keep their records undecoded (RecordBytes.swift): a read of an
+/// The members a prefetch makes keep their records undecoded (ObjectOrigin.swift): a read of an
 /// attribute decodes only it, anything else decodes the record whole first. Every way of
 /// reading, changing, comparing, refreshing and saving such an object must answer as it does
 /// for the same object decoded at once (a fetch with a predicate decodes at once).
@@ -29,8 +29,8 @@ struct UndecodedRecordTests {
     static let attributes = ["name", "bio", "age", "photo", "when", "ok", "department"]
 
     /// Three departments of four people with every kind of value: short and long strings (a
-    /// long one decodes the record whole when read), UTF-8 beyond ASCII, empty and non-empty
-    /// bytes, absent values.
+    /// long one decodes the record whole when read; one of 70,000 bytes), UTF-8 beyond ASCII,
+    /// empty and non-empty bytes, absent values.
     static func seed(_ store: TestStore) throws -> [ObjectID] {
         let context = store.objects.newBackgroundContext(name: "seed")
         return try context.performAndWait {
@@ -43,6 +43,8 @@ struct UndecodedRecordTests {
                     person["name"] = .string(member == 1 ? "Åse Ødegård \(index)" : "p\(index)-\(member)")
                     person["age"] = .int(Int64(10 * index + member))
                     if member != 2 { person["bio"] = .string("a biography longer than a small string, \(index)-\(member)") }
+                    // A record of its own origin, whose later values lie past 16-bit offsets.
+                    if index == 2 && member == 3 { person["bio"] = .string(String(repeating: "long ", count: 14_000)) }
                     if member == 0 { person["photo"] = .bytes([1, 2, UInt8(index)]) }
                     if member == 3 { person["photo"] = .bytes([]) }
                     if member % 2 == 0 { person["when"] = .date(Date(timeIntervalSinceReferenceDate: Double(member))) }

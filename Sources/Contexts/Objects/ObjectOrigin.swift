@@ -11,7 +11,7 @@
 /// (an allocation and a free) and the decoding of attributes never read: a read of an
 /// attribute decodes only it, anything else (StoredObject's `current`, a write, a comparison)
 /// decodes the record whole first. A record is copied here only after
-/// ``ValueCodec/validate(_:layout:referencePosition:reference:)`` accepted it, so a later decode
+/// ``ValueCodec/validate(_:layout:referencePosition:reference:valueOffsets:)`` accepted it, so a later decode
 /// cannot fail. Each record is its length (four bytes, native order), its values' offsets
 /// (two bytes per attribute: a read of one attribute goes straight to its value) and its bytes.
 ///
