@@ -23,6 +23,8 @@ package final class OwnerReferences {
     /// The owner last found from a canonical reference, and that reference's bytes.
     @exclusivity(unchecked) private var lastExact: Int? = nil
     @exclusivity(unchecked) private var lastBytes: [UInt8] = []
+    /// `lastBytes` of 8 to 32 bytes as four words (see `words(of:)`), compared without a call.
+    @exclusivity(unchecked) private var lastWords: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     /// The owners by reference string, made when a reference is not canonical (none usually).
     private var ownerByReference: [String: Int]? = nil
 
@@ -71,9 +73,12 @@ package final class OwnerReferences {
     package func owner(ofBytes bytes: UnsafeRawBufferPointer) -> (owner: Int, exact: Bool)? {
         // Members come owner by owner (a scan in key order, a walk by owner): the last owner's
         // bytes first, one comparison instead of reading the key.
-        if let last = lastExact, lastBytes.count == bytes.count,
-           lastBytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-            return (last, true)
+        if let last = lastExact, lastBytes.count == bytes.count {
+            if (8...32).contains(bytes.count) {
+                if Self.words(of: bytes) == lastWords { return (last, true) }
+            } else if lastBytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
+                return (last, true)
+            }
         }
         if let key = canonicalKey(bytes) {
             // A canonical reference is its owner's URI byte for byte, or no owner's.
@@ -81,10 +86,22 @@ package final class OwnerReferences {
             lastExact = owner
             lastBytes.removeAll(keepingCapacity: true)
             lastBytes.append(contentsOf: bytes)
+            if (8...32).contains(bytes.count) { lastWords = Self.words(of: bytes) }
             return (owner, true)
         }
         guard let text = String(validating: bytes, as: UTF8.self), let owner = owner(of: text) else { return nil }
         return (owner, references[owner].utf8.elementsEqual(bytes))
+    }
+
+    /// The 8 to 32 `bytes` as four words, the i-th loaded at `min(8 i, count - 8)`: equal words
+    /// of two byte strings of one count are equal bytes.
+    @inline(__always)
+    private static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {
+        let last = bytes.count - 8
+        return (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: min(8, last), as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: min(16, last), as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: last, as: UInt64.self))
     }
 
     /// The key of a canonical permanent reference to the owners' entity (`keyPrefix`, then the

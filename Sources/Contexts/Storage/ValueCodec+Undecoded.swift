@@ -58,10 +58,10 @@ extension ValueCodec {
                     offset += nameLength
                     position = found
                 }
-                let bit: UInt64 = 1 << UInt64(position)
+                let bit: UInt64 = 1 &<< UInt64(truncatingIfNeeded: position)  // position < 64
                 guard seen & bit == 0, offset < end else { return false }
                 seen |= bit
-                valueOffsets[position] = offset < Int(UInt16.max) ? UInt16(offset) : UInt16.max
+                valueOffsets[position] = UInt16(truncatingIfNeeded: min(offset, Int(UInt16.max)))
                 let tag = base.load(fromByteOffset: offset, as: UInt8.self)
                 offset += 1
                 switch tag {
@@ -70,7 +70,8 @@ extension ValueCodec {
                 case Tag.string.rawValue:
                     guard let count = length(base, end, &offset) else { return false }
                     let text = UnsafeRawBufferPointer(start: base + offset, count: count)
-                    guard Reader.isASCII(text) || String(validating: Array(text), as: UTF8.self) != nil else { return false }
+                    guard isASCII(text, endingAt: offset + count, of: base) || String(validating: Array(text), as: UTF8.self) != nil
+                    else { return false }
                     if position == referencePosition { reference = offset..<offset + count }
                     offset += count
                 case Tag.int.rawValue, Tag.double.rawValue, Tag.date.rawValue:
@@ -88,6 +89,16 @@ extension ValueCodec {
             }
             return offset == end
         }
+    }
+
+    /// Whether `text`, which ends `textEnd` bytes into `base`, is ASCII: a short one tested as
+    /// the word that ends where it does (its bytes and the ones before it in the record).
+    @inline(__always)
+    private static func isASCII(_ text: UnsafeRawBufferPointer, endingAt textEnd: Int, of base: UnsafeRawPointer) -> Bool {
+        let count = text.count
+        guard count < 8, count > 0, textEnd >= 8 else { return Reader.isASCII(text) }
+        let word = base.loadUnaligned(fromByteOffset: textEnd - 8, as: UInt64.self) &>> UInt64(8 * (8 - count))
+        return word & 0x8080_8080_8080_8080 == 0
     }
 
     /// The values of a record ``validate(_:layout:referencePosition:reference:valueOffsets:)`` accepted.
