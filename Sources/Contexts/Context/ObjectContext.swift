@@ -327,7 +327,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
     func forget(_ object: StoredObject, reason: String) {
         graphEpoch &+= 1
-        if core.schema.hasManyToMany { forgetLinks(of: object) }
+        if core.hasManyToMany { forgetLinks(of: object) }
         registry[object.storedID] = nil
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
         detach(object, Forgetting(reason: reason, contextName: name))
