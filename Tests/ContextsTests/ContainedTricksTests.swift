@@ -102,6 +102,20 @@ import Testing
         }
     }
 
+    /// `StoredObject`'s fields: an object is at most 120 bytes, so that glibc's allocator keeps
+    /// it in its small chunks (fastbins), allocated and freed without consolidation. Measured
+    /// as the allocation's usable size: 120 bytes for a 128-byte chunk.
+    @Test func aStoredObjectFitsASmallChunk() throws {
+        try withTestStore { store in
+            let context = store.context("size")
+            context.performAndWait {
+                let object = context.insert(entity: "Person")
+                let usable = withExtendedLifetime(object) { mallocUsableSize(Unmanaged.passUnretained(object).toOpaque()) }
+                #expect(usable <= 120, "a StoredObject takes \(usable) bytes")
+            }
+        }
+    }
+
     /// `ContextLink`: once the context is deallocated its objects find no context (no dangling
     /// reference); a property access then stops (`MisuseTests.objectAfterContextDeallocated`).
     @Test func anObjectWhoseContextIsGoneFindsNoContext() throws {
@@ -178,3 +192,7 @@ import Testing
         #expect(ASCIIOrder.compare("cafe", "cafe\u{301}") == nil)
     }
 }
+
+/// glibc's `malloc_usable_size` (its header is not in the Glibc module).
+@_silgen_name("malloc_usable_size")
+private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int

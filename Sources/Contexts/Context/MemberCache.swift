@@ -47,6 +47,19 @@ struct MemberCache {
         lists[Key(owner: ObjectIdentifier(owner), relationship: relationship)] = members
     }
 
+    /// Keeps each of `lists` as its owner's `relationship`, read at `stamp`: `keep` for each, the
+    /// table made at its size once (grown by each, a prefetch's thousand lists resized it often).
+    mutating func keep(_ lists: [(StoredObject, [StoredObject])], _ relationship: String, at stamp: Stamp) {
+        if stamp != self.stamp {
+            self.lists = [:]
+            self.stamp = stamp
+        }
+        self.lists.reserveCapacity(self.lists.count + lists.count)
+        for (owner, members) in lists {
+            self.lists[Key(owner: ObjectIdentifier(owner), relationship: relationship)] = members
+        }
+    }
+
     /// Drops every list (a stale stamp, or a reset: the members need not stay alive).
     mutating func removeAll() {
         stamp = nil

@@ -36,7 +36,7 @@ extension ObjectContext {
                 continue
             }
             let relationship = relationships[offset]
-            if core.schema.hasManyToMany, let end = core.schema.manyToManyEnd(object.entity.name, relationship.name) {
+            if core.hasManyToMany, let end = core.schema.manyToManyEnd(object.entity.name, relationship.name) {
                 applyLinkDeleteRule(of: object, end)
                 continue
             }

@@ -15,7 +15,7 @@ extension ObjectContext {
     @discardableResult
     public func insert(entity entityName: String) -> StoredObject {
         checkQueue()
-        let object = StoredObject(entity: entityDescription(named: entityName))
+        let object = StoredObject(inserting: origin(for: entityDescription(named: entityName).layout))
         object.insertedFlag = true
         register(object)
         return object
@@ -42,7 +42,7 @@ extension ObjectContext {
                 "ObjectContext '\(name)': cannot insert \(id): the context already holds that object "
                     + "(\(existing.deletedFlag ? "deleted, not yet saved" : "registered")); save first")
         }
-        let object = StoredObject(entity: entity, id: id)
+        let object = StoredObject(origin: origin(for: entity.layout), id: id)
         object.current = entity.layout.defaultValues
         object.insertedFlag = true
         object.hasChosenKey = true
@@ -72,6 +72,7 @@ extension ObjectContext {
             contextMisuse(
                 "ObjectContext '\(name)': StoredObject's entity \(object.entity.name) is not the schema's entity of that name")
         }
+        object.origin = origin(for: object.layout)
         object.insertedFlag = true
         register(object)
     }
@@ -137,7 +138,7 @@ extension ObjectContext {
             guard let record else { contextMisuse("ObjectContext '\(name)': \(ContextError.unknownTemporaryID(id))") }
             return adopt(record, askedFor: id, entity: entity)
         }
-        let object = StoredObject(entity: entityDescription(named: id.entityName), id: id)
+        let object = StoredObject(origin: origin(for: entityDescription(named: id.entityName).layout), id: id)
         object.isFaultStorage = true
         register(object)
         return object

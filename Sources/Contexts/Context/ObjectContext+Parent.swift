@@ -140,7 +140,7 @@ extension ObjectContext {
                     object.deletedFlag = false
                     note.updatedObjectIDs.append(object.storedID)
                 } else {
-                    let inserted = StoredObject(entity: entityDescription(named: change.entityName), id: change.id)
+                    let inserted = StoredObject(origin: origin(for: entityDescription(named: change.entityName).layout), id: change.id)
                     inserted.current = values
                     inserted.insertedFlag = true
                     inserted.hasChosenKey = chosenKey

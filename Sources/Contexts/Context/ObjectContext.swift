@@ -94,7 +94,7 @@ public final class ObjectContext: @unchecked Sendable {
     /// `isOnQueue` (see `runningHere`).
     let runningThread = Atomic<UInt>(0)
     /// The way this context's objects reach it (see ``ContextLink``).
-    let link = ContextLink()
+    let link: ContextLink
 
     // Guarded by `queue`. `@exclusivity(unchecked)` on the per-object tables below skips the
     // runtime's exclusivity check on every access. Relies on: only this context's queue touches
@@ -117,7 +117,11 @@ public final class ObjectContext: @unchecked Sendable {
         }
     }
     @exclusivity(unchecked) private var indexedRegistry = ObjectIDTable<StoredObject>()
+    /// The objects `register(made:)` registered and did not index yet: the first list, then any
+    /// more, each as the fetch made it (the same arrays as in the registration order: a
+    /// reference to each list, not to each object). `unindexedBatches` is empty when it is.
     @exclusivity(unchecked) private var unindexedObjects: [StoredObject] = []
+    @exclusivity(unchecked) private var unindexedBatches: [[StoredObject]] = []
     /// Temporary IDs of saved (or `obtainPermanentIDs`) objects → their permanent IDs, so a
     /// temporary ID held elsewhere in this context still finds the object.
     @exclusivity(unchecked) var temporaryAliases = ObjectIDTable<ObjectID>()
@@ -125,10 +129,25 @@ public final class ObjectContext: @unchecked Sendable {
     /// that still holds the object under its temporary ID can follow it.
     @exclusivity(unchecked) var temporaryIDOfPermanent = ObjectIDTable<ObjectID>()
     /// Every registered object in registration order (the order of saves, conflicts and lists),
-    /// and the ones forgotten since `objectsInOrder` last dropped them.
-    @exclusivity(unchecked) var registrationOrder: [StoredObject] = []
+    /// and the ones forgotten since `objectsInOrder` last dropped them: `orderedObjects`, then the
+    /// lists of `orderBatches`, joined on first use (a fetch, then a reset, never joins them).
+    private var registrationOrder: [StoredObject] {
+        _read {
+            if !orderBatches.isEmpty { joinOrderBatches() }
+            yield orderedObjects
+        }
+        _modify {
+            if !orderBatches.isEmpty { joinOrderBatches() }
+            yield &orderedObjects
+        }
+    }
+    @exclusivity(unchecked) private var orderedObjects: [StoredObject] = []
+    /// Lists of objects registered after `orderedObjects`, in order (`register(made:)`).
+    @exclusivity(unchecked) private var orderBatches: [[StoredObject]] = []
     /// How many objects in `registrationOrder` are forgotten.
     var forgottenInOrder = 0
+    /// The origins `origin(for:)` made, one per entity (a schema has a few).
+    @exclusivity(unchecked) private var origins: [ObjectOrigin] = []
     var lastSaveReportStorage: SaveReport?
     var lastDidSaveStorage: ContextDidSaveNotification?
     var lastAutomaticMergeErrorStorage: ContextError?
@@ -156,6 +175,7 @@ public final class ObjectContext: @unchecked Sendable {
         self.concurrencyType = concurrencyType
         self.core = core
         self.parent = parent
+        link = ContextLink(name: name)
         checksQueueAccess = core.options.checksQueueAccess
         policy = ConditionLock(ErrorMergePolicy())
         switch concurrencyType {
@@ -245,12 +265,25 @@ public final class ObjectContext: @unchecked Sendable {
         object.isIndexed = true
     }
 
-    /// The object's side of registering: it belongs to this context from now on.
+    /// The object's side of registering: it belongs to this context from now on. Its origin
+    /// is this context's (made by `origin(for:)`, or by a read of this context).
     func attach(_ object: StoredObject) {
         graphEpoch &+= 1
-        object.link = link
-        object.ownerName = name
         object.lifecycle = .registered
+    }
+
+    /// The origin of this context's objects of `layout` that no read made (inserts, faults,
+    /// objects decoded at once): one per entity, made on first use.
+    func origin(for layout: EntityLayout) -> ObjectOrigin {
+        for index in origins.indices where origins[index].layout === layout { return origins[index] }
+        return makeOrigin(for: layout)
+    }
+
+    @inline(never)
+    private func makeOrigin(for layout: EntityLayout) -> ObjectOrigin {
+        let made = ObjectOrigin(layout: layout, link: link)
+        origins.append(made)
+        return made
     }
 
     /// Registers the objects a fetch made (attached as they were made, none registered before),
@@ -260,29 +293,53 @@ public final class ObjectContext: @unchecked Sendable {
     /// their IDs from the objects, whose IDs cannot change before it is built (changing an ID
     /// goes through the index).
     func register(made objects: [StoredObject]) {
-        if registrationOrder.isEmpty { registrationOrder = objects } else { registrationOrder.append(contentsOf: objects) }
-        if unindexedObjects.isEmpty { unindexedObjects = objects } else { unindexedObjects.append(contentsOf: objects) }
+        guard !objects.isEmpty else { return }
+        if orderedObjects.isEmpty && orderBatches.isEmpty { orderedObjects = objects } else { orderBatches.append(objects) }
+        if unindexedObjects.isEmpty { unindexedObjects = objects } else { unindexedBatches.append(objects) }
+    }
+
+    /// `register(made:)` of the lists' objects, in order. The lists are kept as they are, not
+    /// copied into one (a copy retained and released every object twice: about 100
+    /// instructions a member of relationship-traverse), until an index or the order is needed.
+    func register(madeBatches batches: [[StoredObject]]) {
+        for objects in batches { register(made: objects) }
+    }
+
+    /// Joins `orderBatches` into `orderedObjects`.
+    @inline(never)
+    private func joinOrderBatches() {
+        let batches = orderBatches
+        orderBatches = []
+        orderedObjects.reserveCapacity(orderedObjects.count + batches.reduce(0) { $0 + $1.count })
+        for objects in batches { orderedObjects.append(contentsOf: objects) }
     }
 
     /// Indexes the objects `register(made:)` left unindexed, passing over those forgotten since
     /// (`forget` leaves them in the list).
     @inline(never)
     private func indexFetchedObjects() {
-        let objects = unindexedObjects
+        let first = unindexedObjects, more = unindexedBatches
         unindexedObjects = []
-        indexedRegistry.reserveCapacity(indexedRegistry.count + objects.count)
-        for object in objects {
-            if case .registered = object.lifecycle {
-                indexedRegistry[object.storedID] = object
-                object.isIndexed = true
-            }
+        unindexedBatches = []
+        indexedRegistry.reserveCapacity(indexedRegistry.count + first.count + more.reduce(0) { $0 + $1.count })
+        for object in first { index(fetched: object) }
+        for objects in more {
+            for object in objects { index(fetched: object) }
         }
+    }
+
+    /// Indexes one object a fetch made, unless it was forgotten since.
+    @inline(__always)
+    private func index(fetched object: StoredObject) {
+        guard case .registered = object.lifecycle else { return }
+        indexedRegistry[object.storedID] = object
+        object.isIndexed = true
     }
 
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
     func forget(_ object: StoredObject, reason: String) {
         graphEpoch &+= 1
-        if core.schema.hasManyToMany { forgetLinks(of: object) }
+        if core.hasManyToMany { forgetLinks(of: object) }
         // Not through `registry`: an object a fetch left unindexed is not in the index, and is
         // neither indexed only to be removed nor looked for there (a save deleting the 10,000
         // members a cascade fetched indexed each, about 300 instructions, then missed each in
@@ -292,7 +349,7 @@ public final class ObjectContext: @unchecked Sendable {
         // `ContainedTricksTests.forgettingUnindexedObjectsLeavesTheRegistryWhole`.
         if object.isIndexed { indexedRegistry[object.storedID] = nil }
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
-        detach(object, reason: reason)
+        detach(object, Forgetting(reason: reason, contextName: name))
     }
 
     /// Drops every registered object, as `forget` does each (`reset()`), emptying the tables
@@ -304,25 +361,36 @@ public final class ObjectContext: @unchecked Sendable {
     /// list does not hold is the caller's. Pinned by `MisuseTests.fetchedObjectAfterReset`.
     func forgetAll(reason: String) {
         unindexedObjects = []
+        unindexedBatches = []
         graphEpoch &+= 1
         heldReferenceMaps = [:]
         memberCache.removeAll()
         cascadeReads.removeAll()
         links = ContextLinks()
         indexedRegistry.removeAll()
-        registrationOrder.withUnsafeMutableBufferPointer { objects in
-            for position in objects.indices where !isKnownUniquelyReferenced(&objects[position]) {
-                if case .registered = objects[position].lifecycle { detach(objects[position], reason: reason) }
-            }
-        }
-        registrationOrder.removeAll()
+        // Made for the first object detached (usually none: a reset after a read).
+        var forgetting: Forgetting? = nil
+        detachShared(in: &orderedObjects, reason, &forgetting)
+        for batch in orderBatches.indices { detachShared(in: &orderBatches[batch], reason, &forgetting) }
+        orderedObjects = []
+        orderBatches = []
         forgottenInOrder = 0
     }
 
+    /// `forgetAll`'s detaching of the objects of `objects` referenced elsewhere.
+    private func detachShared(in objects: inout [StoredObject], _ reason: String, _ forgetting: inout Forgetting?) {
+        objects.withUnsafeMutableBufferPointer { objects in
+            for position in objects.indices where !isKnownUniquelyReferenced(&objects[position]) {
+                guard case .registered = objects[position].lifecycle else { continue }
+                if forgetting == nil { forgetting = Forgetting(reason: reason, contextName: name) }
+                detach(objects[position], forgetting!)
+            }
+        }
+    }
+
     /// The object's side of forgetting it.
-    private func detach(_ object: StoredObject, reason: String) {
-        object.lifecycle = .forgotten(reason)
-        object.link = nil
+    private func detach(_ object: StoredObject, _ forgetting: Forgetting) {
+        object.lifecycle = .forgotten(forgetting)
         object.insertedFlag = false
         object.deletedFlag = false
         object.conflictCheckMark = false
@@ -375,9 +443,9 @@ public final class ObjectContext: @unchecked Sendable {
                 "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) of another context "
                     + "'\(object.ownerName)'; objects belong to one context: pass object.objectID and use "
                     + "context.object(with:) in this one")
-        case .forgotten(let reason):
+        case .forgotten(let forgetting):
             contextMisuse(
-                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) used after \(reason); "
+                "ObjectContext '\(name)': \(operation) got StoredObject \(object.storedID) used after \(forgetting.reason); "
                     + "get it again with context.object(with:)")
         case .unattached:
             contextMisuse(

@@ -44,18 +44,18 @@ struct MemberPrefetch {
                               inversePosition: inversePosition)
     }
 
-    /// Reads every owner's members, registers them, and returns them all with each owner's
-    /// list and the version read at; nil (nothing read or registered) when the fetch must
-    /// answer after all.
-    func run() throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])], version: UInt64)? {
-        var made: [StoredObject] = []
+    /// Reads every owner's members, registers them, and returns them all (as lists whose
+    /// concatenation is the fetch's order) with each owner's list and the version read at; nil
+    /// (nothing read or registered) when the fetch must answer after all.
+    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])], version: UInt64)? {
+        var batches: [[StoredObject]] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
         var version: UInt64 = 0
         let answered = try context.withReadView { (view) throws(ContextError) -> Bool in
             version = view.version
             do {
-                if try scans(view) {
-                    try scan(view, made: &made, lists: &lists)
+                if let expected = try scans(view) {
+                    batches = try scan(view, expected: expected, lists: &lists)
                     return true
                 }
                 // The owners' key prefixes in the index, made only for a walk.
@@ -67,7 +67,7 @@ struct MemberPrefetch {
                     guard IndexKeyEncoding.append(.string(reference), to: &prefix, cap: index.contentCap) else { return false }
                     prefixes.append(prefix)
                 }
-                try walk(view, prefixes: prefixes, made: &made, lists: &lists)
+                batches = try walk(view, prefixes: prefixes, lists: &lists)
                 return true
             } catch {
                 throw ContextError(readFailure: error)
@@ -75,49 +75,91 @@ struct MemberPrefetch {
         }
         guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
-        context.register(made: made)
-        return (made, Array(zip(owners, lists)), version)
+        context.register(madeBatches: batches)
+        return (batches, Array(zip(owners, lists)), version)
     }
 
     /// Whether the scan reads less: the owners are at least half of their entity's records, so
-    /// (members spread evenly) at least half the members' records are theirs.
+    /// (members spread evenly) at least half the members' records are theirs. Then also how
+    /// many members an owner is expected to have (so its list is made at that size).
     ///
     /// A single owner (a delete rule's read) has its entries counted to make sure: one owner of
     /// two departments may hold 3 people of 100,000, which the scan would all decode.
-    private func scans(_ view: any StorageReadView) throws -> Bool {
-        guard let ownerTable = owners.first?.entity.layout.tableName,
-              try 2 * owners.count >= view.estimatedCount(in: ownerTable)
-        else { return false }
-        guard owners.count == 1 else { return true }
+    private func scans(_ view: any StorageReadView) throws -> Int? {
+        guard let ownerTable = owners.first?.entity.layout.tableName else { return nil }
+        let ownerCount = try view.estimatedCount(in: ownerTable)
+        guard 2 * owners.count >= ownerCount else { return nil }
+        let memberCount = try view.estimatedCount(in: members.layout.tableName)
+        guard owners.count == 1 else { return max(1, (memberCount + max(ownerCount, 1) - 1) / max(ownerCount, 1)) }
         var prefix: [UInt8] = []
-        guard IndexKeyEncoding.append(.string(references.references[0]), to: &prefix, cap: index.contentCap) else { return false }
+        guard IndexKeyEncoding.append(.string(references.references[0]), to: &prefix, cap: index.contentCap) else { return nil }
         let entries = try view.countKeys(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), where: nil)
-        return try 2 * entries >= view.estimatedCount(in: members.layout.tableName)
+        return 2 * entries >= memberCount ? max(1, entries) : nil
     }
 
     /// The scan: every record of the members' table, in primary-key order, kept when its
-    /// reference names an owner.
-    private func scan(_ view: any StorageReadView, made: inout [StoredObject], lists: inout [[StoredObject]]) throws {
+    /// reference names an owner; the members in that order, as lists (see `run`).
+    ///
+    /// Members are appended to their owner's list (made at the `expected` size), and when each
+    /// owner's come together (as they do when an owner's members were saved together, or the
+    /// keys follow the owners) the lists in the order met are the members in key order: then
+    /// they are what is registered, with no list of all the members made (its retain and
+    /// release of each). Otherwise that list is made, sorted by key, as the scan met them.
+    private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
         let layout = members.layout
-        let sharing = references.sharing(at: inversePosition)
+        var arena = RecordArena(layout: layout, link: context.link)
+        // The owners in the order their members were met, and whether each owner's came together.
+        var runs: [Int] = []
+        var met = [Bool](repeating: false, count: owners.count)
+        var lastOwner = -1
+        var together = true
+        let references = references, inversePosition = inversePosition
+        let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
+        defer { offsets.deallocate() }
         try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
             guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
-            references.lastFound = nil
-            references.looked = false
-            let values = try decode(value, primaryKey: primaryKey, sharing: sharing)
-            var owner = references.lastFound
-            // A record the lean decoder passed to the general one: its reference read as a string.
-            if !references.looked, case .string(let reference) = values[inversePosition] { owner = references.owner(of: reference) }
-            guard let owner else { return true }
-            let object = make(primaryKey, values, version)
-            made.append(object)
-            lists[owner].append(object)
+            let owner: Int
+            var values: ObjectValues? = nil
+            var reference: Range<Int>? = nil
+            if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
+                // The usual record: its owner found from the reference's bytes, its values left undecoded.
+                guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
+                else { return true }
+                owner = found.owner
+            } else {
+                // Anything else is decoded now, as a fetch decodes it (extras, or the error).
+                let decoded = try decode(value, primaryKey: primaryKey)
+                guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
+                owner = found
+                values = decoded
+            }
+            if owner != lastOwner {
+                if met[owner] {
+                    together = false
+                } else {
+                    met[owner] = true
+                    runs.append(owner)
+                    lists[owner].reserveCapacity(expected)
+                }
+                lastOwner = owner
+            }
+            // Made into the list: a local holding the object cost a retain and a release.
+            if let values {
+                lists[owner].append(make(primaryKey, values, version))
+            } else {
+                lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
+            }
             return true
         }
+        if together { return runs.map { lists[$0] } }
+        var made = lists.flatMap { $0 }
+        made.sort { ($0.storedID.primaryKey ?? 0) < ($1.storedID.primaryKey ?? 0) }
+        return [made]
     }
 
     /// The walk: the owners' index ranges, then their records by key.
-    private func walk(_ view: any StorageReadView, prefixes: [[UInt8]], made: inout [StoredObject], lists: inout [[StoredObject]]) throws {
+    /// The members come owner after owner, in `order`: the lists in that order are the members.
+    private func walk(_ view: any StorageReadView, prefixes: [[UInt8]], lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
         var order = Array(prefixes.indices)
         // Through the buffers: the arrays' subscripts retained and released each prefix per comparison.
         prefixes.withUnsafeBufferPointer { prefixes in
@@ -128,26 +170,32 @@ struct MemberPrefetch {
         // Every owner's entries first (their primary keys, and where each owner's end), then
         // the records in one visit.
         let (keys, ends) = try entries(in: view, prefixes: prefixes, order: order)
-        made.reserveCapacity(keys.count)
         // Each list made at its size: grown by appends, ten members reallocated it four times.
         for (walked, owner) in order.enumerated() {
             lists[owner].reserveCapacity(ends[walked] - (walked == 0 ? 0 : ends[walked - 1]))
         }
-        let sharing = references.sharing(at: inversePosition)
+        let layout = members.layout
+        var arena = RecordArena(layout: layout, link: context.link)
         var walked = 0
-        try view.visitRecords(in: members.layout.tableName, primaryKeys: keys) { position, value, version in
+        let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
+        defer { offsets.deallocate() }
+        try view.visitRecords(in: layout.tableName, primaryKeys: keys) { position, value, version in
             while position >= ends[walked] { walked += 1 }
             guard let value else { return }  // an entry whose record is gone: as the fetch, skipped
-            let object = make(keys[position], try decode(value, primaryKey: keys[position], sharing: sharing), version)
-            made.append(object)
-            lists[order[walked]].append(object)
+            var reference: Range<Int>? = nil
+            if ValueCodec.validate(value, layout: layout, reference: &reference, valueOffsets: offsets) {
+                lists[order[walked]].append(make(keys[position], arena.append(value, offsets: offsets), version))
+            } else {
+                lists[order[walked]].append(make(keys[position], try decode(value, primaryKey: keys[position]), version))
+            }
         }
+        return order.map { lists[$0] }
     }
 
-    /// A member's values from its record.
-    private func decode(_ value: UnsafeRawBufferPointer, primaryKey: UInt64, sharing: SharedStrings) throws(ContextError) -> ObjectValues {
+    /// A member's values from its record, decoded now.
+    private func decode(_ value: UnsafeRawBufferPointer, primaryKey: UInt64) throws(ContextError) -> ObjectValues {
         do throws(ValueCodecError) {
-            return try ValueCodec.decode(value, layout: members.layout, sharing: sharing)
+            return try ValueCodec.decode(value, layout: members.layout)
         } catch {
             throw ContextError.corruptValue(ObjectID(entityName: members.layout.name, primaryKey: primaryKey), error)
         }
@@ -155,8 +203,15 @@ struct MemberPrefetch {
 
     /// A member read with `values` at record `version`, attached to the context (registered later).
     private func make(_ primaryKey: UInt64, _ values: ObjectValues, _ version: UInt64) -> StoredObject {
-        let object = StoredObject(entity: members, id: ObjectID(entityName: members.layout.name, primaryKey: primaryKey),
-                                  values: values, version: version)
+        let object = StoredObject(origin: context.origin(for: members.layout),
+                                  id: ObjectID(entityName: members.layout.name, primaryKey: primaryKey), values: values, version: version)
+        context.attach(object)
+        return object
+    }
+
+    /// A member read at record `version`, its values left in `record`, attached to the context.
+    private func make(_ primaryKey: UInt64, _ record: RecordBytes, _ version: UInt64) -> StoredObject {
+        let object = StoredObject(primaryKey: primaryKey, record: record, version: version)
         context.attach(object)
         return object
     }

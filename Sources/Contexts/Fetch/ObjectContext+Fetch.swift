@@ -28,6 +28,8 @@ extension ObjectContext {
         // registers nothing.
         var made: [StoredObject] = []
         var objects: [StoredObject] = []
+        // The made objects' origin, found once.
+        let origin = origin(for: entity.layout)
         if plan == nil && request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
             // Nothing to sort or cut: every match is in the result, in visiting order, so there
             // is no need to collect candidates first.
@@ -47,7 +49,7 @@ extension ObjectContext {
                     if predicate?.evaluate(object.current, id: object.storedID, layout: layout) ?? true { objects.append(object) }
                 case .base(let record):
                     guard predicate?.evaluate(record.values, id: record.id, layout: layout) ?? true else { return }
-                    let object = attachedObject(entity, record.id, record.values, record.version)
+                    let object = attachedObject(origin, record.id, record.values, record.version)
                     made.append(object)
                     if !onlyMade { objects.append(object) }
                 }
@@ -68,9 +70,9 @@ extension ObjectContext {
                 case let .stored(id, version):
                     // Appended as made: an object kept in a local first was retained for the list.
                     if onlyMade {
-                        made.append(attachedObject(entity, id, candidates[position].values, version))
+                        made.append(attachedObject(origin, id, candidates[position].values, version))
                     } else {
-                        let object = attachedObject(entity, id, candidates[position].values, version)
+                        let object = attachedObject(origin, id, candidates[position].values, version)
                         made.append(object)
                         objects.append(object)
                     }
@@ -85,9 +87,9 @@ extension ObjectContext {
 
     /// A new object read with `values` at record `version`, attached to this context.
     private func attachedObject(
-        _ entity: EntityDescription, _ id: ObjectID, _ values: consuming ObjectValues, _ version: UInt64
+        _ origin: ObjectOrigin, _ id: ObjectID, _ values: consuming ObjectValues, _ version: UInt64
     ) -> StoredObject {
-        let object = StoredObject(entity: entity, id: id, values: values, version: version)
+        let object = StoredObject(origin: origin, id: id, values: values, version: version)
         attach(object)
         return object
     }

@@ -169,8 +169,8 @@ extension ObjectContext {
                 all.append(contentsOf: members)
                 kept.append((owner, members))
             }
-            return (all, kept)
-        }.members
+            return ([all], kept)
+        }.members.first ?? []
     }
 
     /// How many members each owner of `end` has in this context's view (owners with none are

@@ -14,8 +14,8 @@ extension ObjectContext {
         }
         return try readingKept(relationship.name) { () throws(ContextError) in
             let members = try fetch(owner.memberRequest(relationship))
-            return (members, [(owner, members)])
-        }.members
+            return ([members], [(owner, members)])
+        }.members.first ?? []
     }
 
     /// The members of `owner`'s to-many `relationship` as `fetch(owner.memberRequest(relationship))`
@@ -31,7 +31,7 @@ extension ObjectContext {
             let destination = try core.entity(named: relationship.description.destination)
             if let prefetch = MemberPrefetch.make(self, owners: [owner], relationship, members: destination),
                let read = try prefetch.run() {
-                return (read.members, read.version)
+                return (read.members.count == 1 ? read.members[0] : Array(read.members.joined()), read.version)
             }
         }
         return (try fetch(owner.memberRequest(relationship)), nil)
@@ -40,8 +40,9 @@ extension ObjectContext {
     /// Fetches the members of `relationship` of every one of `owners` (objects of one entity) in
     /// one fetch (or one pass, ``MemberPrefetch``) and keeps each owner's list, in the order its own fetch would return it: the
     /// combined fetch is in base order too (primary key, then pending inserts in registration
-    /// order), and each owner's members keep their relative order. Returns all the members.
-    func prefetchMembers(of owners: [StoredObject], _ relationship: RelationshipLayout) throws(ContextError) -> [StoredObject] {
+    /// order), and each owner's members keep their relative order. Returns all the members, as
+    /// lists whose concatenation is that fetch's order.
+    func prefetchMembers(of owners: [StoredObject], _ relationship: RelationshipLayout) throws(ContextError) -> [[StoredObject]] {
         let destination = try core.entity(named: relationship.description.destination)
         guard let position = destination.layout.relationship(named: relationship.description.inverse)?.storagePosition else {
             throw ContextError.unknownAttribute(entity: destination.name, attribute: relationship.description.inverse)
@@ -64,7 +65,7 @@ extension ObjectContext {
                 guard case .string(let reference) = member.current[position], let index = ownerOfReference[reference] else { continue }
                 lists[index].append(member)
             }
-            return (members, Array(zip(owners, lists)))
+            return ([members], Array(zip(owners, lists)))
         }.members
     }
 
@@ -73,14 +74,12 @@ extension ObjectContext {
     /// version. The lists are stamped with the epoch after the read (its own registrations
     /// moved it, and the lists include them).
     func readingKept(
-        _ relationship: String, _ read: () throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])])
-    ) throws(ContextError) -> (members: [StoredObject], lists: [(StoredObject, [StoredObject])]) {
+        _ relationship: String, _ read: () throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])])
+    ) throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])]) {
         let before = memberCacheStamp()
         let result = try read()
         if let before, let after = memberCacheStamp(), after.baseVersion == before.baseVersion {
-            for (owner, members) in result.lists {
-                memberCache.keep(members, of: owner, relationship, at: after)
-            }
+            memberCache.keep(result.lists, relationship, at: after)
         }
         return result
     }

@@ -215,7 +215,7 @@ extension ObjectContext {
 
     /// Registers a new object loaded from a base record.
     func registerLoaded(_ record: BaseState, entity: EntityDescription) -> StoredObject {
-        let object = StoredObject(entity: entity, id: record.id, values: record.values, version: record.version)
+        let object = StoredObject(origin: origin(for: entity.layout), id: record.id, values: record.values, version: record.version)
         register(object)
         return object
     }

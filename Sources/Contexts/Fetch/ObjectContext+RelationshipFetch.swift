@@ -131,7 +131,9 @@ extension ObjectContext {
             } else if let end = core.schema.manyToManyEnd(entity.name, name) {
                 loaded = try prefetchLinkedMembers(of: objects, end)
             } else {
-                loaded = try prefetchMembers(of: objects, relationship)
+                let batches = try prefetchMembers(of: objects, relationship)
+                // All the members only for a path that goes on from them.
+                if !rest.isEmpty { loaded = Array(batches.joined()) }
             }
             if !rest.isEmpty { try prefetch(rest, of: loaded) }
         }

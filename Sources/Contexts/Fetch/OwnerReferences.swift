@@ -1,22 +1,21 @@
 import Foundation
 
 /// A member prefetch's owners by their references (their IDs' URIs): which owner a member's
-/// stored reference names, found from its bytes without making a string, and the owner's own
-/// string for the member's value (``SharedStrings``).
+/// stored reference names, found from its bytes without making a string.
 ///
 /// A canonical permanent reference (`cairn://<Entity>/p<key>`, every one a save writes) is
 /// read as its key; anything else is compared as a string, as the fetch's `inverse IN owners`
 /// compares it.
 package final class OwnerReferences {
-    /// Each owner's reference, by owner position.
-    package let references: [String]
-    /// The owner the last lookup of `sharing` found (nil: none), and whether it looked: reset
-    /// per record by the scan, set by the decoder's call. (`@exclusivity(unchecked)`: only the
-    /// prefetch's own calls, on its context's queue, touch them, one at a time.)
-    @exclusivity(unchecked) var lastFound: Int? = nil
-    @exclusivity(unchecked) var looked = false
+    /// The owners, by position.
+    private let owners: [StoredObject]
+    /// Each owner's reference, by owner position: made only when asked for (a walk's index
+    /// prefixes, a reference that is not canonical). Making them cost about 1,300 instructions
+    /// an owner, more than a scan spends on each owner's ten members.
+    package private(set) lazy var references: [String] = owners.map(\.storedID.uriString)
     private let ownerByKey: [UInt64: Int]
-    /// `ownerByKey` as an array from `denseBase` (-1: no owner), when the keys are close together.
+    /// The owners by key as an array from `denseBase` (-1: no owner), when the keys are close
+    /// together; then `ownerByKey` is empty.
     private let dense: [Int32]?
     private let denseBase: UInt64
     /// `cairn://<Entity>/p`: the bytes every canonical permanent reference to an owner starts with.
@@ -24,34 +23,49 @@ package final class OwnerReferences {
     /// The owner last found from a canonical reference, and that reference's bytes.
     @exclusivity(unchecked) private var lastExact: Int? = nil
     @exclusivity(unchecked) private var lastBytes: [UInt8] = []
+    /// `lastBytes` of 8 to 32 bytes as four words (see `words(of:)`), compared without a call.
+    @exclusivity(unchecked) private var lastWords: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
     /// The owners by reference string, made when a reference is not canonical (none usually).
     private var ownerByReference: [String: Int]? = nil
 
     /// The owners' references; nil when two owners are one object.
     package init?(owners: [StoredObject]) {
-        var references: [String] = [], ownerByKey: [UInt64: Int] = [:]
-        references.reserveCapacity(owners.count)
+        self.owners = owners
+        keyPrefix = Array("cairn://\(owners.first?.entity.name ?? "")/p".utf8)
+        // Keys close together (the usual: owners fetched by a range or all of them): an array
+        // by key, one load per member instead of a hash; two owners with one key are one object
+        // (a context holds one object per ID).
+        var low = UInt64.max, high: UInt64 = 0, allPermanent = true
+        for owner in owners {
+            guard let key = owner.primaryKey else {
+                allPermanent = false
+                break
+            }
+            low = min(low, key)
+            high = max(high, key)
+        }
+        if allPermanent, !owners.isEmpty, high - low < UInt64(4 * owners.count + 64) {
+            var dense = [Int32](repeating: -1, count: Int(high - low) + 1)
+            for (position, owner) in owners.enumerated() {
+                let slot = Int(owner.primaryKey! - low)
+                guard dense[slot] < 0 else { return nil }
+                dense[slot] = Int32(position)
+            }
+            self.dense = dense
+            denseBase = low
+            ownerByKey = [:]
+            return
+        }
+        var ownerByKey: [UInt64: Int] = [:]
         ownerByKey.reserveCapacity(owners.count)
         var distinct = Set<ObjectIdentifier>(minimumCapacity: owners.count)
         for (position, owner) in owners.enumerated() {
             guard distinct.insert(ObjectIdentifier(owner)).inserted else { return nil }
-            references.append(owner.storedID.uriString)
-            if let key = owner.storedID.primaryKey { ownerByKey[key] = position }
+            if let key = owner.primaryKey { ownerByKey[key] = position }
         }
-        self.references = references
         self.ownerByKey = ownerByKey
-        // Keys close together (the usual: owners fetched by a range or all of them): an array
-        // by key, one load per member instead of a hash.
-        if let low = ownerByKey.keys.min(), let high = ownerByKey.keys.max(), high - low < UInt64(4 * ownerByKey.count + 64) {
-            var dense = [Int32](repeating: -1, count: Int(high - low) + 1)
-            for (key, owner) in ownerByKey { dense[Int(key - low)] = Int32(owner) }
-            self.dense = dense
-            denseBase = low
-        } else {
-            dense = nil
-            denseBase = 0
-        }
-        keyPrefix = Array("cairn://\(owners.first?.entity.name ?? "")/p".utf8)
+        dense = nil
+        denseBase = 0
     }
 
     /// The owner that the reference with these bytes names, or nil; `exact`: its reference has
@@ -59,9 +73,12 @@ package final class OwnerReferences {
     package func owner(ofBytes bytes: UnsafeRawBufferPointer) -> (owner: Int, exact: Bool)? {
         // Members come owner by owner (a scan in key order, a walk by owner): the last owner's
         // bytes first, one comparison instead of reading the key.
-        if let last = lastExact, lastBytes.count == bytes.count,
-           lastBytes.withUnsafeBytes({ memcmp($0.baseAddress!, bytes.baseAddress!, bytes.count) == 0 }) {
-            return (last, true)
+        if let last = lastExact, lastBytes.count == bytes.count {
+            if (8...32).contains(bytes.count) {
+                if Self.words(of: bytes) == lastWords { return (last, true) }
+            } else if lastBytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
+                return (last, true)
+            }
         }
         if let key = canonicalKey(bytes) {
             // A canonical reference is its owner's URI byte for byte, or no owner's.
@@ -69,10 +86,22 @@ package final class OwnerReferences {
             lastExact = owner
             lastBytes.removeAll(keepingCapacity: true)
             lastBytes.append(contentsOf: bytes)
+            if (8...32).contains(bytes.count) { lastWords = Self.words(of: bytes) }
             return (owner, true)
         }
         guard let text = String(validating: bytes, as: UTF8.self), let owner = owner(of: text) else { return nil }
         return (owner, references[owner].utf8.elementsEqual(bytes))
+    }
+
+    /// The 8 to 32 `bytes` as four words, the i-th loaded at `min(8 i, count - 8)`: equal words
+    /// of two byte strings of one count are equal bytes.
+    @inline(__always)
+    private static func words(of bytes: UnsafeRawBufferPointer) -> (UInt64, UInt64, UInt64, UInt64) {
+        let last = bytes.count - 8
+        return (bytes.loadUnaligned(fromByteOffset: 0, as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: min(8, last), as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: min(16, last), as: UInt64.self),
+                bytes.loadUnaligned(fromByteOffset: last, as: UInt64.self))
     }
 
     /// The key of a canonical permanent reference to the owners' entity (`keyPrefix`, then the
@@ -112,18 +141,5 @@ package final class OwnerReferences {
             ownerByReference = Dictionary(references.enumerated().map { ($1, $0) }, uniquingKeysWith: { first, _ in first })
         }
         return ownerByReference![reference]
-    }
-
-    /// The decoding's sharing for the reference at `position`: an owner's reference is that
-    /// owner's string, and `lastFound` says which owner.
-    func sharing(at position: Int) -> SharedStrings {
-        // Held strongly: the sharing is not kept by `self` (an unowned capture cost about 100 instructions a call).
-        SharedStrings(position: position) { [self] bytes in
-            looked = true
-            guard let (owner, exact) = owner(ofBytes: bytes) else { return nil }
-            lastFound = owner
-            // A non-canonical string equal to the owner's keeps its own bytes.
-            return exact ? references[owner] : nil
-        }
     }
 }

@@ -59,7 +59,7 @@ extension ObjectContext {
             return
         }
         if record.id != object.storedID && registry[record.id] == nil { changeID(of: object, to: record.id) }
-        if core.schema.hasManyToMany { refreshLinks(of: object, mergeChanges: mergeChanges) }
+        if core.hasManyToMany { refreshLinks(of: object, mergeChanges: mergeChanges) }
         if mergeChanges {
             var merged = record.values
             merged.take(object.current.differences(from: object.ancestorValues), from: object.current)

@@ -16,7 +16,9 @@ import Policies
 struct AncestorValues {
     private enum State {
         case same
-        case delta(position: Int, value: AttributeValue)
+        /// The position as 16 bits, after the value: the state is 20 bytes, not 25 (see
+        /// StoredObject's fields). An attribute past them detaches instead.
+        case delta(value: AttributeValue, position: UInt16)
         case own(ObjectValues)
     }
 
@@ -36,9 +38,9 @@ struct AncestorValues {
     func values(current: ObjectValues) -> ObjectValues {
         switch state {
         case .same: return current
-        case let .delta(position, value):
+        case let .delta(value, position):
             var ancestor = current
-            ancestor[position] = value
+            ancestor[Int(position)] = value
             return ancestor
         case .own(let values): return values
         }
@@ -48,7 +50,7 @@ struct AncestorValues {
     func value(at position: Int, current: ObjectValues) -> AttributeValue {
         switch state {
         case .same: return current[position]
-        case let .delta(changed, value): return changed == position ? value : current[position]
+        case let .delta(value, changed): return Int(changed) == position ? value : current[position]
         case .own(let values): return values[position]
         }
     }
@@ -58,7 +60,7 @@ struct AncestorValues {
     func differs(from current: ObjectValues) -> Bool {
         switch state {
         case .same: return false
-        case let .delta(position, value): return current[position] != value
+        case let .delta(value, position): return current[Int(position)] != value
         case .own(let values): return current != values
         }
     }
@@ -67,13 +69,15 @@ struct AncestorValues {
     @inline(__always)
     mutating func willWrite(at position: Int, in current: ObjectValues) {
         switch state {
+        case .same where position <= Int(UInt16.max):
+            state = .delta(value: current[position], position: UInt16(position))
         case .same:
-            state = .delta(position: position, value: current[position])
-        case let .delta(changed, _) where changed != position:
             detach(from: current)
-        case .own(let values) where values.sharesStorage(with: current):
+        case let .delta(_, changed) where Int(changed) != position:
+            detach(from: current)
+        case .own(let values) where values.sharesStorage(with: current) && position <= Int(UInt16.max):
             // Drop the ancestor's hold on the buffer, so the write needs no copy (unless held elsewhere).
-            state = .delta(position: position, value: current[position])
+            state = .delta(value: current[position], position: UInt16(position))
         case .delta, .own:
             break
         }

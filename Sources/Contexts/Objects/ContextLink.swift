@@ -14,6 +14,12 @@ import Synchronization
 final class ContextLink: @unchecked Sendable {
     private var reference: Unmanaged<ObjectContext>?
     private let alive = Atomic<Bool>(true)
+    /// The context's name, for misuse messages (here, not in each object).
+    let name: String
+
+    init(name: String) {
+        self.name = name
+    }
 
     /// Called once, at the end of the context's initializer.
     func attach(_ context: ObjectContext) {
@@ -37,5 +43,18 @@ final class ContextLink: @unchecked Sendable {
     func withContext<R>(_ body: (ObjectContext) -> R) -> R? {
         guard alive.load(ordering: .acquiring), let reference else { return nil }
         return reference._withUnsafeGuaranteedRef(body)
+    }
+}
+
+/// Why a context forgot an object, and which context: what a later use of the object says.
+/// One for all the objects a reset forgets.
+final class Forgetting: Sendable {
+    /// Completes "used after …".
+    let reason: String
+    let contextName: String
+
+    init(reason: String, contextName: String) {
+        self.reason = reason
+        self.contextName = contextName
     }
 }

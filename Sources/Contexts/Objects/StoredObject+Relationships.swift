@@ -70,7 +70,9 @@ extension StoredObject {
         let layout = toMany(relationship)
         checkAccess()
         let context = registeredOwner("members(of:)")
-        if let end = context.core.schema.manyToManyEnd(entity.name, relationship) { return try context.linkedMembers(of: self, end) }
+        if context.core.hasManyToMany, let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
+            return try context.linkedMembers(of: self, end)
+        }
         return try context.members(of: self, layout)
     }
 
@@ -85,7 +87,7 @@ extension StoredObject {
         let layout = toMany(relationship)
         checkAccess()
         let context = registeredOwner("memberCount(of:)")
-        if let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
+        if context.core.hasManyToMany, let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
             return try context.linkIDs(of: storedID, owner: self, end).count
         }
         return try context.count(for: memberRequest(layout))

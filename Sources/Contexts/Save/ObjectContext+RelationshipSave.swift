@@ -19,7 +19,7 @@ extension ObjectContext {
     ///   new reference to an object the store no longer holds and this context does not either.
     func prepareRelationshipsForSave() throws {
         if let failure = deleteRuleFailure.take() { throw failure }
-        if core.schema.hasManyToMany { try prepareLinksForSave() }
+        if core.hasManyToMany { try prepareLinksForSave() }
         for object in objectsInOrder where !object.isFaultStorage && !object.entity.layout.relationships.isEmpty {
             if object.deletedFlag {
                 if object.entity.layout.hasDenyRule { try checkDenyRules(of: object) }
@@ -95,7 +95,7 @@ extension ObjectContext {
         var worklist = candidates.filter { entries[$0].isDelete }
         guard !worklist.isEmpty else { return false }
         // Many-to-many links look entries up by object whatever their step.
-        let skipsDeleted = deletedAreDeletes && !core.schema.hasManyToMany
+        let skipsDeleted = deletedAreDeletes && !core.hasManyToMany
         /// Whether `object` is one this context deleted, settled as a delete already.
         func settled(_ object: StoredObject) -> Bool { skipsDeleted && object.deletedFlag && !object.isFaultStorage }
         var entryOfObject: [ObjectIdentifier: Int] = [:]
@@ -251,7 +251,7 @@ extension ObjectContext {
         try includeRestoredDestinations(of: resolved, theirs: theirs, in: &entries)
         try nullifyReferencesToDeleted(in: &entries)
         if core.schema.hasOneToOne { try repairOneToOnePairs(in: &entries, first: resolved) }
-        if core.schema.hasManyToMany { repairLinks(in: &entries) }
+        if core.hasManyToMany { repairLinks(in: &entries) }
     }
 
     /// A resolution may write a reference the store's record does not hold (overwrite writes our

@@ -131,7 +131,7 @@ extension ObjectContext {
                 var recent = RecentIndexKeys()
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch, recent: &recent) }
             }
-            if core.schema.hasManyToMany { try appendLinkOperations(of: entries, to: &batch) }
+            if core.hasManyToMany { try appendLinkOperations(of: entries, to: &batch) }
             var keyRoles: [StorageKey: SaveKeyRole] = [:]
             if core.schema.hasUniquenessConstraints { appendUniquenessOperations(of: entries, to: &batch, roles: &keyRoles) }
             guard !batch.isEmpty else {
@@ -170,7 +170,7 @@ extension ObjectContext {
                 var resolutions = try policy.resolutions(for: round.conflicts)
                 report.resolutions.append(resolutions)
                 // A resolution's link properties settle the links; the rest is the object's.
-                let links = core.schema.hasManyToMany ? takeLinkDecisions(from: &resolutions, round: round) : []
+                let links = core.hasManyToMany ? takeLinkDecisions(from: &resolutions, round: round) : []
                 for (position, resolution) in resolutions.enumerated() {
                     if let target = round.constraintTargets[position] {
                         try apply(resolution, to: &entries[round.entryIndices[position]], mergingInto: target)
@@ -178,7 +178,7 @@ extension ObjectContext {
                         try apply(resolution, to: &entries[round.entryIndices[position]], theirs: round.theirs[position])
                     }
                 }
-                if core.schema.hasManyToMany { try settleLinks(links, round: round, in: &entries) }
+                if core.hasManyToMany { try settleLinks(links, round: round, in: &entries) }
                 if core.schema.hasRelationships { try repairReferences(in: &entries, resolved: round.entryIndices, theirs: round.theirs) }
             }
         }
@@ -244,7 +244,7 @@ extension ObjectContext {
         }
         // Entries added below (ends of links, members of deletes, one-to-one partners) need the batch made again.
         var addedEntries = false
-        if core.schema.hasManyToMany, try planLinkWrites(in: &entries) { addedEntries = true }
+        if core.hasManyToMany, try planLinkWrites(in: &entries) { addedEntries = true }
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
             let deletes = entries.indices.filter { entries[$0].isDelete }
@@ -345,7 +345,7 @@ extension ObjectContext {
             round.theirs.append(theirs)
             round.constraintTargets.append(nil)
         }
-        if core.schema.hasManyToMany { try addLinkProperties(to: &round, entries: entries, view: view) }
+        if core.hasManyToMany { try addLinkProperties(to: &round, entries: entries, view: view) }
         // An entry whose record conflicts settles that first; its constraints are checked again
         // by the next commit.
         try addConstraintConflicts(otherFailures, skipping: Set(failedEntries), in: &entries, view: view, to: &round)
@@ -395,7 +395,7 @@ extension ObjectContext {
         _ entries: consuming [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
         willSaveUpdates: [ObjectID], report: inout SaveReport
     ) {
-        if core.schema.hasManyToMany { finishLinks(entries, hadConflicts: !report.conflicts.isEmpty) }
+        if core.hasManyToMany { finishLinks(entries, hadConflicts: !report.conflicts.isEmpty) }
         var versionOfEntry = [UInt64?](repeating: nil, count: entries.count)
         for (operation, entryIndex) in entryOfOperation.enumerated() where operation < recordVersions.count {
             versionOfEntry[entryIndex] = recordVersions[operation]

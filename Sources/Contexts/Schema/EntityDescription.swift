@@ -103,7 +103,7 @@ public struct EntityDescription: Sendable, Hashable {
             uniquenessConstraints: uniquenessConstraints, renamingIdentifier: layout.renamingIdentifier, orderedToOnes: toOnes))
     }
 
-    private init(layout: EntityLayout) {
+    init(layout: EntityLayout) {
         self.layout = layout
     }
 
@@ -190,6 +190,8 @@ package final class EntityLayout: Sendable {
     let positionsByName: [Int]
     /// `nameHeaders` in `positionsByName`'s order, as the decoder tests them.
     let headersByName: [NameHeader]
+    /// `nameHeaders` by position, as a read of one attribute of an undecoded record tests them.
+    let headersByPosition: [NameHeader]
     /// A new object's values: each attribute's default (`.null` when none).
     let defaultValues: ObjectValues
     /// Every attribute null: the values of an object not loaded yet.
@@ -251,6 +253,7 @@ package final class EntityLayout: Sendable {
         }
         positionsByName = attributes.indices.sorted { attributes[$0].name < attributes[$1].name }
         headersByName = positionsByName.map { [nameHeaders] in NameHeader(bytes: nameHeaders[$0], position: $0) }
+        headersByPosition = nameHeaders.indices.map { [nameHeaders] in NameHeader(bytes: nameHeaders[$0], position: $0) }
         defaultValues = ObjectValues(attributes.map(\.defaultValue))
         nullValues = ObjectValues(repeating: .null, count: attributes.count)
         declaredIndexes = indexes
@@ -277,7 +280,13 @@ package final class EntityLayout: Sendable {
 
     /// The relationship named `name`, or nil.
     func relationship(named name: String) -> RelationshipLayout? {
-        relationships.first { $0.name == name }
+        // Names of another length passed over first, as `index(of:)` does.
+        let length = name.utf8.count
+        for index in relationships.indices {
+            let candidate = relationships[index].description.name
+            if candidate.utf8.count == length && candidate == name { return relationships[index] }
+        }
+        return nil
     }
 
     /// The position of the attribute named `name`, or nil.

@@ -270,28 +270,17 @@ package enum ValueCodec {
     /// The values stored in `bytes`, by position in `layout`'s entity: the same values, and the
     /// same errors, as ``decode(_:)-(UnsafeRawBufferPointer)``.
     package static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) throws(ValueCodecError) -> ObjectValues {
-        if let values = decodeAttributes(bytes, layout: layout, sharing: nil) { return values }
-        return try decodeAnyProperties(bytes, layout: layout)
-    }
-
-    /// `decode(_:layout:)`, where the string value of one attribute may be a string `shared`
-    /// already holds: records that repeat a few strings (members' references to their owners)
-    /// share their storage instead of allocating a copy each.
-    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings) throws(ValueCodecError) -> ObjectValues {
-        if let values = decodeAttributes(bytes, layout: layout, sharing: shared) { return values }
+        if let values = decodeAttributes(bytes, layout: layout) { return values }
         return try decodeAnyProperties(bytes, layout: layout)
     }
 
     /// The common case, kept lean: a well-formed record whose properties are all attributes of
     /// the entity (of at most 64 attributes). Nil for anything else, which
     /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.
-    private static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings?) -> ObjectValues? {
+    package static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues? {
         guard layout.count <= 64 else { return nil }
         var reader = Reader(bytes: bytes)
         guard let count = try? reader.header() else { return nil }
-        // Read once: the loop compares positions, not an optional's field, per value (the
-        // comparison cost decode without sharing about 1%).
-        let sharedPosition = shared?.position ?? -1
         var complete = false
         let values = ObjectValues(count: layout.count) { slots -> PropertyValues? in
             var seen: UInt64 = 0
@@ -310,7 +299,7 @@ package enum ValueCodec {
                     position = found
                 }
                 guard seen & (1 << UInt64(position)) == 0,
-                      let value = position == sharedPosition ? try? reader.value(sharing: shared!) : try? reader.value()
+                      let value = try? reader.value()
                 else { return nil }
                 seen |= 1 << UInt64(position)
                 // The slot is unseen, so still `.null`, which owns nothing: initialized over, not
@@ -389,6 +378,12 @@ package enum ValueCodec {
 
         init(bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
+        /// A reader at `offset` of `bytes` (within them).
+        init(bytes: UnsafeRawBufferPointer, offset: Int) {
+            self.bytes = bytes
+            self.offset = offset
+        }
+
         var remaining: Int { bytes.count - offset }
         var isAtEnd: Bool { offset == bytes.count }
 
@@ -406,30 +401,13 @@ package enum ValueCodec {
             guard isAtEnd else { throw ValueCodecError(offset: offset, problem: .trailingBytes(remaining)) }
         }
 
-        /// Moves past `header` if the input continues with exactly those bytes. Compared byte
-        /// by byte: a name's header is a few bytes, shorter than a call to `memcmp` costs.
-        @inline(__always)
-        mutating func skip(ifNext header: [UInt8]) -> Bool {
-            header.withUnsafeBytes { header in
-                guard header.count <= remaining else { return false }
-                let next = bytes.baseAddress! + offset
-                for index in 0..<header.count where next.load(fromByteOffset: index, as: UInt8.self) != header[index] {
-                    return false
-                }
-                offset += header.count
-                return true
-            }
-        }
-
         /// Moves past `header` if the input continues with exactly its bytes: compared as one
-        /// word when the header and the input left both fill one (about 20 instructions less a
-        /// property than byte by byte).
+        /// or two words when the input left fills them (about 20 instructions less a property
+        /// than byte by byte).
         @inline(__always)
         mutating func skip(ifNext header: NameHeader) -> Bool {
-            guard header.mask != 0, remaining >= 8 else { return skip(ifNext: header.bytes) }
-            let next = bytes.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
-            guard next & header.mask == header.word else { return false }
-            offset += header.bytes.count
+            guard header.matches(bytes.baseAddress!, at: offset, end: bytes.count) else { return false }
+            offset += header.count
             return true
         }
 
@@ -446,19 +424,6 @@ package enum ValueCodec {
         /// A property name.
         mutating func name() throws(ValueCodecError) -> String {
             try text(in: try nameRange())
-        }
-
-        /// `value()`, where a string `shared` holds is `shared`'s.
-        mutating func value(sharing shared: SharedStrings) throws(ValueCodecError) -> AttributeValue {
-            guard offset < bytes.count, bytes[offset] == Tag.string.rawValue else { return try value() }
-            offset += 1
-            let count = try length()
-            let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
-            if let text = shared.string(raw) {
-                offset += count
-                return .string(text)
-            }
-            return .string(try text(in: offset..<offset + count, advancing: true))
         }
 
         /// A tag and its payload.

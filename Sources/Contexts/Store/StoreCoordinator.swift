@@ -10,6 +10,9 @@ import Policies
 final class StoreCoordinator: Sendable {
     let storage: any ObjectStorage
     let schema: Schema
+    /// `schema.hasManyToMany`, read without copying the schema (a copy retained and released
+    /// its tables: about 10 atomic operations, in every `members(of:)`).
+    let hasManyToMany: Bool
     let options: ObjectStore.Options
     /// Every root context of this object store, held weakly: a root's save is merged
     /// automatically into the others that ask for it.
@@ -27,6 +30,7 @@ final class StoreCoordinator: Sendable {
     init(storage: any ObjectStorage, schema: Schema, options: ObjectStore.Options) {
         self.storage = storage
         self.schema = schema
+        hasManyToMany = schema.hasManyToMany
         self.options = options
     }
 

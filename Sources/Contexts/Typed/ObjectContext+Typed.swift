@@ -20,9 +20,10 @@ extension ObjectContext {
         checkQueue()
         let entity = try core.entity(named: Model.entity.name)
         let values = try Model.entity.values(of: value)
-        let object = StoredObject(entity: entity)
+        let object = StoredObject(inserting: origin(for: entity.layout))
         object.current = ObjectValues(values, layout: entity.layout)
-        insert(object)
+        object.insertedFlag = true
+        register(object)
         return ModelObject(checked: object)
     }
 
