@@ -107,7 +107,7 @@ struct MemberPrefetch {
     /// release of each). Otherwise that list is made, sorted by key, as the scan met them.
     private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
         let layout = members.layout
-        var arena = RecordArena(layout: layout, link: context.link)
+        var arena = RecordArena(layout: layout, link: context.link, sharing: references.sharing(at: inversePosition))
         // The owners in the order their members were met, and whether each owner's came together.
         var runs: [Int] = []
         var met = [Bool](repeating: false, count: owners.count)
@@ -175,7 +175,7 @@ struct MemberPrefetch {
             lists[owner].reserveCapacity(ends[walked] - (walked == 0 ? 0 : ends[walked - 1]))
         }
         let layout = members.layout
-        var arena = RecordArena(layout: layout, link: context.link)
+        var arena = RecordArena(layout: layout, link: context.link, sharing: references.sharing(at: inversePosition))
         var walked = 0
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
         defer { offsets.deallocate() }

@@ -142,4 +142,15 @@ package final class OwnerReferences {
         }
         return ownerByReference![reference]
     }
+
+    /// The decoding's sharing for the reference at `position`: a member's reference to an
+    /// owner is that owner's string, one for all its members (a cascade then compares each
+    /// member's with the owner's at once, and its decode allocates none).
+    func sharing(at position: Int) -> SharedStrings {
+        // Held strongly: the objects made with it keep it, and it keeps `self`.
+        SharedStrings(position: position) { [self] bytes in
+            guard let (owner, exact) = owner(ofBytes: bytes), exact else { return nil }
+            return references[owner]
+        }
+    }
 }

@@ -16,7 +16,8 @@
 /// (two bytes per attribute: a read of one attribute goes straight to its value) and its bytes.
 ///
 /// An origin lives while an object holds it, decoded or not: one object kept from a large read
-/// keeps its origin's records (`RecordArena.chunkCapacity` bytes, or its own record).
+/// keeps its origin's records (`RecordArena.chunkCapacity` bytes, or its own record) and, for a
+/// member prefetch, the owners whose references its decoding shares (`sharing`).
 ///
 /// `@unchecked Sendable`: the records are written only by the arena that made the origin,
 /// before any object holds it, and only read after; `layout` and `link` are immutable.
@@ -27,12 +28,16 @@ final class ObjectOrigin: @unchecked Sendable {
     let link: ContextLink?
     /// Undecoded records; nil for an origin without any.
     private let records: UnsafeMutableRawPointer?
+    /// The strings the records' decoding shares (a member prefetch's: its owners' references);
+    /// used only on the context's queue, as the objects are.
+    let sharing: SharedStrings?
 
     /// An origin for objects of `layout` in the context of `link`, with room for `capacity`
-    /// bytes of records.
-    init(layout: EntityLayout, link: ContextLink?, capacity: Int = 0) {
+    /// bytes of records, decoded with `sharing`.
+    init(layout: EntityLayout, link: ContextLink?, capacity: Int = 0, sharing: SharedStrings? = nil) {
         self.layout = layout
         self.link = link
+        self.sharing = sharing
         records = capacity > 0 ? UnsafeMutableRawPointer.allocate(byteCount: capacity, alignment: 8) : nil
     }
 
@@ -82,6 +87,7 @@ struct RecordArena {
 
     private let layout: EntityLayout
     private let link: ContextLink
+    private let sharing: SharedStrings?
     /// Every origin made, held until the arena goes (each object made holds its own).
     private var kept: [ObjectOrigin] = []
     /// The origin records go to, one of `kept`.
@@ -93,9 +99,10 @@ struct RecordArena {
     /// The bytes of a record's values' offsets.
     private let offsetBytes: Int
 
-    init(layout: EntityLayout, link: ContextLink) {
+    init(layout: EntityLayout, link: ContextLink, sharing: SharedStrings? = nil) {
         self.layout = layout
         self.link = link
+        self.sharing = sharing
         offsetBytes = 2 * layout.count
     }
 
@@ -115,7 +122,7 @@ struct RecordArena {
     private mutating func appendInNewOrigin(_ bytes: UnsafeRawBufferPointer, offsets: UnsafePointer<UInt16>) -> RecordBytes {
         let size = 4 + offsetBytes + bytes.count
         let capacity = size >= Self.ownChunkThreshold ? size : Self.chunkCapacity
-        let made = ObjectOrigin(layout: layout, link: link, capacity: capacity)
+        let made = ObjectOrigin(layout: layout, link: link, capacity: capacity, sharing: sharing)
         made.write(bytes, offsets: offsets, at: 0)
         kept.append(made)
         // A record with an origin of its own leaves the current one in use for the next ones.

@@ -208,7 +208,7 @@ public final class StoredObject {
         guard holdsRecord else { return }
         let start = recordStart
         currentStorage = originReference._withUnsafeGuaranteedRef { origin in
-            origin.withRecord(at: start) { bytes, _ in ValueCodec.decodeValidated(bytes, layout: origin.layout) }
+            origin.withRecord(at: start) { bytes, _ in ValueCodec.decodeValidated(bytes, layout: origin.layout, sharing: origin.sharing) }
         }
         holdsRecord = false
     }

@@ -101,9 +101,10 @@ extension ValueCodec {
         return word & 0x8080_8080_8080_8080 == 0
     }
 
-    /// The values of a record ``validate(_:layout:referencePosition:reference:valueOffsets:)`` accepted.
-    package static func decodeValidated(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues {
-        guard let values = decodeAttributes(bytes, layout: layout) else {
+    /// The values of a record ``validate(_:layout:referencePosition:reference:valueOffsets:)`` accepted;
+    /// the string at `shared`'s position is `shared`'s when it holds one with those bytes.
+    package static func decodeValidated(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings? = nil) -> ObjectValues {
+        guard let values = decodeAttributes(bytes, layout: layout, sharing: shared) else {
             preconditionFailure("a record that validated did not decode")
         }
         return values

@@ -277,10 +277,12 @@ package enum ValueCodec {
     /// The common case, kept lean: a well-formed record whose properties are all attributes of
     /// the entity (of at most 64 attributes). Nil for anything else, which
     /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.
-    package static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout) -> ObjectValues? {
+    package static func decodeAttributes(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, sharing shared: SharedStrings? = nil) -> ObjectValues? {
         guard layout.count <= 64 else { return nil }
         var reader = Reader(bytes: bytes)
         guard let count = try? reader.header() else { return nil }
+        // Read once: the loop compares positions, not an optional's field, per value.
+        let sharedPosition = shared?.position ?? -1
         var complete = false
         let values = ObjectValues(count: layout.count) { slots -> PropertyValues? in
             var seen: UInt64 = 0
@@ -299,7 +301,7 @@ package enum ValueCodec {
                     position = found
                 }
                 guard seen & (1 << UInt64(position)) == 0,
-                      let value = try? reader.value()
+                      let value = position == sharedPosition ? try? reader.value(sharing: shared!) : try? reader.value()
                 else { return nil }
                 seen |= 1 << UInt64(position)
                 // The slot is unseen, so still `.null`, which owns nothing: initialized over, not
@@ -424,6 +426,19 @@ package enum ValueCodec {
         /// A property name.
         mutating func name() throws(ValueCodecError) -> String {
             try text(in: try nameRange())
+        }
+
+        /// `value()`, where a string `shared` holds is `shared`'s.
+        mutating func value(sharing shared: SharedStrings) throws(ValueCodecError) -> AttributeValue {
+            guard offset < bytes.count, bytes[offset] == Tag.string.rawValue else { return try value() }
+            offset += 1
+            let count = try length()
+            let raw = UnsafeRawBufferPointer(rebasing: bytes[offset..<offset + count])
+            if let text = shared.string(raw) {
+                offset += count
+                return .string(text)
+            }
+            return .string(try text(in: offset..<offset + count, advancing: true))
         }
 
         /// A tag and its payload.

@@ -117,6 +117,33 @@ struct UndecodedRecordTests {
         }
     }
 
+    /// `ObjectOrigin.sharing`: a prefetched member decoded whole holds its owner's reference
+    /// as the string the other members of that owner hold, not a copy of its own (a cascade
+    /// of 10,000 members allocated and compared 10,000 copies).
+    @Test("members decoded whole share their owner's reference string")
+    func decodedMembersShareTheirOwnersReference() throws {
+        let store = try TestStore(schema: Self.schema)
+        defer { store.close() }
+        let departments = try Self.seed(store)
+        let context = store.objects.newBackgroundContext(name: "lazy")
+        try context.performAndWait {
+            for owners in [nil, [departments[1]]] as [Set<ObjectID>?] {
+                var storage: [String: Set<UInt>] = [:]
+                for member in try Self.prefetched(in: context, of: owners) {
+                    let reference = try #require(member.current.dictionary(member.entity.layout).values.lazy.compactMap { value -> String? in
+                        if case .string(let text) = value, text.hasPrefix("cairn://") { return text }
+                        return nil
+                    }.first)
+                    let address = try #require(reference.utf8.withContiguousStorageIfAvailable { UInt(bitPattern: $0.baseAddress) })
+                    storage[reference, default: []].insert(address)
+                }
+                #expect(storage.count == (owners == nil ? 3 : 1))
+                #expect(storage.values.allSatisfy { $0.count == 1 }, "one string per owner: \(storage)")
+                context.reset()
+            }
+        }
+    }
+
     @Test("writes, rollbacks, refreshes and saves track changes against the record read")
     func writes() throws {
         let store = try TestStore(schema: Self.schema)
