@@ -13,8 +13,6 @@
 /// built without the seed. Removal shifts the following run back (no tombstones), so a
 /// lookup stops at the first empty bucket. At most three quarters full; it doubles then.
 ///
-/// Buckets come from `HugePageMemory`: a commit of many new keys fills a fresh table at once.
-///
 /// A class, not a value: the overlay swaps a whole table out under its lock and frees it
 /// after (`OverlayState.didApply`), and a value type's copy-on-write check would cost a
 /// uniqueness test on every write. It is only used under the overlay's lock.
@@ -40,7 +38,7 @@ package final class OverlayTable {
     /// An empty table with room for `capacity` keys before it grows.
     package init(capacity: Int = 0) {
         let size = OverlayTable.size(for: capacity)
-        buckets = HugePageMemory.allocate(Bucket.self, capacity: size)
+        buckets = .allocate(capacity: size)
         used = .allocate(capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
@@ -51,7 +49,7 @@ package final class OverlayTable {
         // Bucket by bucket: `deinitialize(count:)` destroys through the runtime's generic
         // array code.
         for index in 0...mask where used[index] != 0 { _ = (buckets + index).move() }
-        HugePageMemory.deallocate(buckets, capacity: mask + 1)
+        buckets.deallocate()
         used.deallocate()
         filter.deallocate()
     }
@@ -227,7 +225,7 @@ package final class OverlayTable {
 
     private func resize(to size: Int) {
         let oldBuckets = buckets, oldUsed = used, oldSize = mask + 1
-        buckets = HugePageMemory.allocate(Bucket.self, capacity: size)
+        buckets = .allocate(capacity: size)
         used = .allocate(capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
@@ -240,7 +238,7 @@ package final class OverlayTable {
             used[index] = 1
             (buckets + index).pointee.key.key.withUnsafeBytes { filter.add($0) }
         }
-        HugePageMemory.deallocate(oldBuckets, capacity: oldSize)
+        oldBuckets.deallocate()
         oldUsed.deallocate()
     }
 }

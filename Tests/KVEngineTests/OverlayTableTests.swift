@@ -91,30 +91,6 @@ import KVEngine
         #expect(table[key(5, digest: 1 << 41)] == nil)
     }
 
-    /// A table large enough for its buckets to be huge pages (`HugePageMemory`), reserved at
-    /// once as a large commit's publish does and then doubled, keeps every key; so does one
-    /// that grows into huge pages by doubling from small.
-    @Test(arguments: [true, false])
-    func aTableOfHugePagesKeepsEveryKey(reserved: Bool) {
-        let keys = 40_000
-        let table = OverlayTable()
-        if reserved { table.reserveCapacity(keys / 2) }
-        for number in 0..<keys {
-            _ = table.insertNewest(entry(number), for: key(number, digest: UInt64(number) &* 0x9E37_79B9_7F4A_7C15 | 1 << 63),
-                                   keepingFor: [])
-        }
-        for number in stride(from: 0, to: keys, by: 3) {
-            if let index = table.bucket(of: key(number, digest: UInt64(number) &* 0x9E37_79B9_7F4A_7C15 | 1 << 63)) {
-                table.remove(at: index)
-            }
-        }
-        #expect(table.count == keys - (keys + 2) / 3)
-        for number in 0..<keys {
-            let found = table[key(number, digest: UInt64(number) &* 0x9E37_79B9_7F4A_7C15 | 1 << 63)]
-            #expect(found?.newest.commitVersion == (number % 3 == 0 ? nil : UInt64(number)), "key \(number)")
-        }
-    }
-
     /// The key filter counts keys in and out: through a doubling every key is held, and once
     /// every key is removed again, none is (a filter that only set bits would say all).
     @Test func theKeyFilterForgetsRemovedKeys() {
