@@ -1,3 +1,5 @@
+import Policies
+
 // Delete rules, applied at `delete(_:)` so that `deletedObjects` and the relationship values show
 // them before the save; `deny` is checked by the save (ObjectContext+RelationshipSave.swift),
 // since the relationship may be emptied before then.
@@ -11,12 +13,12 @@ extension ObjectContext {
         /// The position of the inverse to-one in the members' values.
         let position: Int
         /// The owner's ID URI, which that to-one holds while it names the owner.
-        let uri: String
+        let reference: AttributeValue
 
         init(object: StoredObject, position: Int, uri: String) {
             self.object = object
             self.position = position
-            self.uri = uri
+            reference = .string(uri)
         }
     }
 
@@ -27,9 +29,10 @@ extension ObjectContext {
         for offset in relationships.indices {
             // The to-one back to the cascading owner, deleted already: its rule comes to what the
             // general path below does for it (a cascade ends at the owner, a nullify raises the
-            // owner's version), without reading the owner's ID out of the URI per member.
+            // owner's version), without reading the owner's ID out of the URI per member, nor
+            // decoding the member's record (`value(at:equals:)` compares in it).
             if let owner, relationships[offset].storagePosition == owner.position,
-               case .string(let uri) = object.current[owner.position], uri == owner.uri {
+               object.value(at: owner.position, equals: owner.reference) {
                 if relationships[offset].description.deleteRule == .nullify && !owner.object.insertedFlag {
                     owner.object.membershipChangedFlag = true
                 }
@@ -73,10 +76,10 @@ extension ObjectContext {
             }
             let inverse = members.first?.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition
             if rule == .cascade, let inverse {
-                // The members' own string when they share one (a MemberPrefetch's): each member's
-                // comparison with it is then at once, not byte by byte.
+                // The members' own string when they share one (a MemberPrefetch's): a decoded
+                // member's comparison with it is then at once, not byte by byte.
                 var uri = object.storedID.uriString
-                if case .string(let held) = members[0].current[inverse], held == uri { uri = held }
+                if case .string(let held) = members[0].value(at: inverse), held == uri { uri = held }
                 let owner = CascadeOwner(object: object, position: inverse, uri: uri)
                 for member in members { delete(member, cascadedFrom: owner) }
                 if let wholeAt { cascadeReads.keep(members, of: object, relationship.name, readAt: wholeAt) }

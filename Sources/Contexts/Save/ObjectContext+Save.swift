@@ -218,9 +218,10 @@ extension ObjectContext {
             } else {
                 continue
             }
+            let deletes = !object.insertedFlag && object.deletedFlag
             entries.append(SaveEntry(
                 object: object, id: object.storedID, step: step,
-                values: object.current, ancestorVersion: object.ancestorVersion))
+                values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
             // Validated here, in the same pass (and so in the same order) as before, while the
             // object is in cache: a separate pass over 10,000 objects misses on each again.
             // Through the entry, in place: validating the object's own values retained and
