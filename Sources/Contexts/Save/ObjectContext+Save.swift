@@ -420,6 +420,8 @@ extension ObjectContext {
         var matched = 0
         var matching = updates == willSaveUpdates.count && report.updatedObjectIDs.isEmpty
         if !matching { updated.reserveCapacity(updates) }
+        // Made for the first saved deletion, shared by the others.
+        var deletionSaved: Forgetting? = nil
         while let entry = entries.popLast() {
             let object = entry.object
             let id = entry.id
@@ -460,7 +462,8 @@ extension ObjectContext {
                 }
             case .delete, .dropDeleted:
                 deleted.append(id)
-                forget(object, reason: "its deletion was saved")
+                if deletionSaved == nil { deletionSaved = Forgetting(reason: "its deletion was saved", contextName: name) }
+                forget(object, deletionSaved.unsafelyUnwrapped)
             case .check where entry.isConstraintMerge:
                 // Merged into a stored object that already held every value: nothing written.
                 object.current = entry.values
