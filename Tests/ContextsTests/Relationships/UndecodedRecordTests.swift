@@ -12,7 +12,8 @@ import Testing
 struct UndecodedRecordTests {
     static let schema = schema(employees: .nullify)
 
-    static func schema(employees rule: RelationshipDescription.DeleteRule) -> Schema { try! Schema([
+    static func schema(employees rule: RelationshipDescription.DeleteRule,
+                       department backRule: RelationshipDescription.DeleteRule = .nullify) -> Schema { try! Schema([
         EntityDescription("Department", attributes: [AttributeDescription("name", .string)], relationships: [
             RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true, deleteRule: rule),
         ]),
@@ -24,7 +25,7 @@ struct UndecodedRecordTests {
             AttributeDescription("when", .date, isOptional: true),
             AttributeDescription("ok", .bool, isOptional: true),
         ], relationships: [
-            RelationshipDescription("department", destination: "Department", inverse: "employees"),
+            RelationshipDescription("department", destination: "Department", inverse: "employees", deleteRule: backRule),
         ]),
     ]) }
 
@@ -185,15 +186,15 @@ struct UndecodedRecordTests {
         }
     }
 
-    /// The schema with `employees` cascading: a cascaded member's to-one is compared in its
-    /// record (`StoredObject.value(at:equals:)`), and its index entry's key is made from the
-    /// last one when their records hold the same reference bytes (`RecentIndexKeys`).
-    static let cascadeSchema = schema(employees: .cascade)
-
-    @Test("a cascade deletes undecoded members and each one's index entry, keeping their records undecoded")
-    func cascadeOfUndecodedMembers() throws {
+    /// `employees` cascading: a cascaded member's to-one is compared in its record
+    /// (`StoredObject.value(at:equals:)`), its rule for it decided once for all the members
+    /// (`deleteCascaded`: a person's only relationship), and its index entry's key made from
+    /// the last one when their records hold the same reference bytes (`RecentIndexKeys`).
+    @Test("a cascade deletes undecoded members and each one's index entry, keeping their records undecoded",
+          arguments: [RelationshipDescription.DeleteRule.nullify, .cascade, .noAction, .deny])
+    func cascadeOfUndecodedMembers(department backRule: RelationshipDescription.DeleteRule) throws {
         for owners in [1, 2, 3] {
-            let store = try TestStore(schema: Self.cascadeSchema)
+            let store = try TestStore(schema: Self.schema(employees: .cascade, department: backRule))
             defer { store.close() }
             let departments = try Self.seed(store)
             let reader = store.objects.newBackgroundContext(name: "reader")
@@ -205,7 +206,10 @@ struct UndecodedRecordTests {
                 // The first owner's members are prefetched (undecoded), the others' fetched
                 // (which decodes every member the context holds); one save deletes them all,
                 // one owner's reference after another's.
-                for id in departments.prefix(owners) { context.delete(try context.existingObject(with: id)) }
+                let deletedDepartments = try departments.prefix(owners).map { try context.existingObject(with: $0) }
+                for department in deletedDepartments { context.delete(department) }
+                // The owner is left as its members' to-one rule leaves it: changed by a nullify.
+                #expect(deletedDepartments.allSatisfy { $0.isUpdated == (backRule == .nullify) }, "\(backRule)")
                 let people = context.deletedObjects.filter { $0.entity.name == "Person" }
                 #expect(people.count == 4 * owners && context.deletedObjects.count == 5 * owners)
                 let first = people.filter { firstMembers.contains($0.objectID) }
@@ -215,7 +219,10 @@ struct UndecodedRecordTests {
                 let decoded = owners == 1 ? 1 : 4
                 #expect(first.filter { !$0.holdsUndecodedRecord }.count == decoded)
                 try context.save()
-                #expect(first.filter { !$0.holdsUndecodedRecord }.count == decoded, "a delete's save reads no values")
+                // (A deny rule's check reads the member's to-one whole.)
+                if backRule != .deny {
+                    #expect(first.filter { !$0.holdsUndecodedRecord }.count == decoded, "a delete's save reads no values")
+                }
             }
             let indexProblems = try store.objects.indexProblems(), relationshipProblems = try store.objects.relationshipProblems()
             #expect(indexProblems == [] && relationshipProblems == [], "\(owners) owners")
