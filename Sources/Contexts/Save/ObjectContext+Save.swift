@@ -205,20 +205,19 @@ extension ObjectContext {
         batch.reserveCapacity(objects.count)
         entryOfOperation.reserveCapacity(objects.count)
         for object in objects where !object.isFaultStorage {
-            let step: SaveEntry.Step
+            let step: SaveEntry.Step, deletes: Bool
             if object.insertedFlag {
-                step = .insert
+                (step, deletes) = (.insert, false)
                 insertedEntries.append(entries.count)
             } else if object.deletedFlag {
-                step = .delete
+                (step, deletes) = (.delete, true)
             } else if isUpdated(object) {
-                step = .update
+                (step, deletes) = (.update, false)
             } else if object.conflictCheckMark {
-                step = .check
+                (step, deletes) = (.check, false)
             } else {
                 continue
             }
-            let deletes = !object.insertedFlag && object.deletedFlag
             entries.append(SaveEntry(
                 object: object, id: object.storedID, step: step,
                 values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
