@@ -109,6 +109,16 @@ struct ValueCodecLayoutTests {
                 let read = ValueCodec.validatedValue(at: position, in: raw, layout: layout)
                 let readAtOffset = ValueCodec.validatedValue(at: position, in: raw, layout: layout, valueOffset: offsets[position])
                 #expect(read == readAtOffset, comment)
+                // Compared in place: exactly when the value is a string of the probe's bytes.
+                let held: [UInt8]? = if case .string(let text) = value { Array(text.utf8) } else { nil }
+                for probe in ["", "Ann", "Anm", "Ann ", "An", "a name longer than a small string", "A\u{30A}se", "\u{C5}se"] {
+                    let same = ValueCodec.validatedValue(atOffset: offsets[position], in: raw, isStringOf: probe)
+                    #expect(same == (held == Array(probe.utf8)), "\(comment): \(name) against \(probe)")
+                }
+                if let held {
+                    let text = String(decoding: held, as: UTF8.self)
+                    #expect(ValueCodec.validatedValue(atOffset: offsets[position], in: raw, isStringOf: text) == true, comment)
+                }
                 switch value {
                 case .string(let text) where text.utf8.count > 15:
                     #expect(read == nil, comment)

@@ -1,3 +1,5 @@
+import Policies
+
 // Delete rules, applied at `delete(_:)` so that `deletedObjects` and the relationship values show
 // them before the save; `deny` is checked by the save (ObjectContext+RelationshipSave.swift),
 // since the relationship may be emptied before then.
@@ -10,13 +12,13 @@ extension ObjectContext {
         let object: StoredObject
         /// The position of the inverse to-one in the members' values.
         let position: Int
-        /// The owner's ID URI, which that to-one holds while it names the owner.
-        let uri: String
+        /// The owner's ID URI (a `.string`), which that to-one holds while it names the owner.
+        let reference: AttributeValue
 
-        init(object: StoredObject, position: Int, uri: String) {
+        init(object: StoredObject, position: Int, reference: AttributeValue) {
             self.object = object
             self.position = position
-            self.uri = uri
+            self.reference = reference
         }
     }
 
@@ -27,9 +29,10 @@ extension ObjectContext {
         for offset in relationships.indices {
             // The to-one back to the cascading owner, deleted already: its rule comes to what the
             // general path below does for it (a cascade ends at the owner, a nullify raises the
-            // owner's version), without reading the owner's ID out of the URI per member.
+            // owner's version), without reading the owner's ID out of the URI per member, nor
+            // decoding the member's record (`value(at:equals:)` compares in it).
             if let owner, relationships[offset].storagePosition == owner.position,
-               case .string(let uri) = object.current[owner.position], uri == owner.uri {
+               object.value(at: owner.position, equals: owner.reference) {
                 if relationships[offset].description.deleteRule == .nullify && !owner.object.insertedFlag {
                     owner.object.membershipChangedFlag = true
                 }
@@ -73,12 +76,11 @@ extension ObjectContext {
             }
             let inverse = members.first?.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition
             if rule == .cascade, let inverse {
-                // The members' own string when they share one (a MemberPrefetch's): each member's
-                // comparison with it is then at once, not byte by byte.
+                // The members' own string when they share one (a MemberPrefetch's): a decoded
+                // member's comparison with it is then at once, not byte by byte.
                 var uri = object.storedID.uriString
-                if case .string(let held) = members[0].current[inverse], held == uri { uri = held }
-                let owner = CascadeOwner(object: object, position: inverse, uri: uri)
-                for member in members { delete(member, cascadedFrom: owner) }
+                if case .string(let held) = members[0].value(at: inverse), held == uri { uri = held }
+                deleteCascaded(members, from: CascadeOwner(object: object, position: inverse, reference: .string(uri)))
                 if let wholeAt { cascadeReads.keep(members, of: object, relationship.name, readAt: wholeAt) }
                 continue
             }
@@ -89,6 +91,32 @@ extension ObjectContext {
                     member.setReference(.null, at: member.entity.layout.relationship(named: relationship.description.inverse)!.storagePosition!)
                 }
             }
+        }
+    }
+
+    /// `delete(member, cascadedFrom: owner)` of each of `members`, a cascade's. A member whose
+    /// only relationship is the to-one back to the owner, naming it, is deleted here: its rule
+    /// for that to-one is the one `applyDeleteRules` applies (a cascade ends at the owner, a
+    /// nullify raises the owner's version), decided once for all. Reading each member's
+    /// relationships and the owner's fields cost about 190 instructions a member.
+    private func deleteCascaded(_ members: [StoredObject], from owner: CascadeOwner) {
+        guard let layout = members.first?.layout else { return }
+        let position = owner.position, reference = owner.reference, ownerObject = owner.object
+        let back = layout.relationships.first { $0.storagePosition == position }
+        let sole = layout.relationships.count == 1 && back != nil
+        let raisesOwnerVersion = back?.description.deleteRule == .nullify && !ownerObject.insertedFlag
+        for member in members {
+            // `delete(_:cascadedFrom:)`'s steps for a saved, loaded member not deleted yet.
+            if sole, member.layout === layout, !member.deletedFlag, !member.insertedFlag, !member.isFaultStorage {
+                checkQueue()
+                checkOwnership(member, "delete(_:)")
+                if member.value(at: position, equals: reference) {
+                    member.deletedFlag = true
+                    if raisesOwnerVersion { ownerObject.membershipChangedFlag = true }
+                    continue
+                }
+            }
+            delete(member, cascadedFrom: owner)
         }
     }
 }

@@ -338,6 +338,12 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// Drops `object` from the context; any later use of it stops the process naming `reason`.
     func forget(_ object: StoredObject, reason: String) {
+        forget(object, Forgetting(reason: reason, contextName: name))
+    }
+
+    /// `forget(_:reason:)` with the reason made already: objects forgotten together share one
+    /// (a save of 10,000 deletes allocated 10,000).
+    func forget(_ object: StoredObject, _ forgetting: Forgetting) {
         graphEpoch &+= 1
         if core.hasManyToMany { forgetLinks(of: object) }
         // Not through `registry`: an object a fetch left unindexed is not in the index, and is
@@ -349,7 +355,7 @@ public final class ObjectContext: @unchecked Sendable {
         // `ContainedTricksTests.forgettingUnindexedObjectsLeavesTheRegistryWhole`.
         if object.isIndexed { indexedRegistry[object.storedID] = nil }
         if case .registered = object.lifecycle { forgottenInOrder += 1 }
-        detach(object, Forgetting(reason: reason, contextName: name))
+        detach(object, forgetting)
     }
 
     /// Drops every registered object, as `forget` does each (`reset()`), emptying the tables

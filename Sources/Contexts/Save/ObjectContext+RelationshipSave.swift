@@ -172,13 +172,17 @@ extension ObjectContext {
                         continue
                     }
                     added = true
-                    let step: SaveEntry.Step = rule == .cascade || member.deletedFlag ? .delete : .update
-                    var values = member.current
-                    if case .update = step, let position = member.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition {
-                        values[position] = .null
+                    if rule == .cascade || member.deletedFlag {
+                        entries.append(SaveEntry(object: member, id: member.storedID, step: .delete,
+                                                 values: SaveEntry.nullValues(for: member), ancestorVersion: member.ancestorVersion))
+                    } else {
+                        var values = member.current
+                        if let position = member.entity.layout.relationship(named: relationship.description.inverse)?.storagePosition {
+                            values[position] = .null
+                        }
+                        entries.append(SaveEntry(object: member, id: member.storedID, step: .update, values: values,
+                                                 ancestorVersion: member.ancestorVersion))
                     }
-                    entries.append(SaveEntry(object: member, id: member.storedID, step: step, values: values,
-                                             ancestorVersion: member.ancestorVersion))
                     entries[entries.count - 1].ownerEntry = index
                     entryOfObject[ObjectIdentifier(member)] = entries.count - 1
                     if entries[entries.count - 1].isDelete { worklist.append(entries.count - 1) }

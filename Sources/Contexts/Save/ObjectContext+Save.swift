@@ -205,22 +205,22 @@ extension ObjectContext {
         batch.reserveCapacity(objects.count)
         entryOfOperation.reserveCapacity(objects.count)
         for object in objects where !object.isFaultStorage {
-            let step: SaveEntry.Step
+            let step: SaveEntry.Step, deletes: Bool
             if object.insertedFlag {
-                step = .insert
+                (step, deletes) = (.insert, false)
                 insertedEntries.append(entries.count)
             } else if object.deletedFlag {
-                step = .delete
+                (step, deletes) = (.delete, true)
             } else if isUpdated(object) {
-                step = .update
+                (step, deletes) = (.update, false)
             } else if object.conflictCheckMark {
-                step = .check
+                (step, deletes) = (.check, false)
             } else {
                 continue
             }
             entries.append(SaveEntry(
                 object: object, id: object.storedID, step: step,
-                values: object.current, ancestorVersion: object.ancestorVersion))
+                values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
             // Validated here, in the same pass (and so in the same order) as before, while the
             // object is in cache: a separate pass over 10,000 objects misses on each again.
             // Through the entry, in place: validating the object's own values retained and
@@ -419,6 +419,8 @@ extension ObjectContext {
         var matched = 0
         var matching = updates == willSaveUpdates.count && report.updatedObjectIDs.isEmpty
         if !matching { updated.reserveCapacity(updates) }
+        // Made for the first saved deletion, shared by the others.
+        var deletionSaved: Forgetting? = nil
         while let entry = entries.popLast() {
             let object = entry.object
             let id = entry.id
@@ -459,7 +461,8 @@ extension ObjectContext {
                 }
             case .delete, .dropDeleted:
                 deleted.append(id)
-                forget(object, reason: "its deletion was saved")
+                if deletionSaved == nil { deletionSaved = Forgetting(reason: "its deletion was saved", contextName: name) }
+                forget(object, deletionSaved.unsafelyUnwrapped)
             case .check where entry.isConstraintMerge:
                 // Merged into a stored object that already held every value: nothing written.
                 object.current = entry.values

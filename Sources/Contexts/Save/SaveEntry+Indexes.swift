@@ -34,7 +34,14 @@ extension SaveEntry {
             // index none of whose attributes changed keeps its entry, without making either key.
             if hasOld, hasNew, index.positions.allSatisfy({ ancestorValue(at: $0) == values[$0] }) { continue }
             if !hasNew, index.positions.count == 1 {
-                let oldKey = recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: index.positions[0]))
+                // Compared with the last delete's value without reading this one (a record
+                // not decoded yet is compared in place).
+                let slot = index.positions[0], oldKey: [UInt8]
+                if let last = recent.lastValue(of: index, at: position), ancestorValue(at: slot, equals: last) {
+                    oldKey = recent.lastKey(at: position, primaryKey: primaryKey)
+                } else {
+                    oldKey = recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: slot))
+                }
                 batch.deleteUnversioned(oldKey, in: index.tableName)
                 continue
             }

@@ -35,7 +35,9 @@ struct SaveEntry {
     /// The (permanent) ID the entry writes under.
     var id: ObjectID
     var step: Step
-    /// What `insert` / `update` write (our values, or a policy's).
+    /// What `insert` / `update` write (our values, or a policy's). A delete, which writes
+    /// none, holds its layout's null values instead of its object's (`nullValues(for:)`):
+    /// every step that writes is given its values when it takes the entry.
     var values: ObjectValues {
         didSet { encodedValues = nil }
     }
@@ -53,6 +55,12 @@ struct SaveEntry {
     func ancestorValue(at position: Int) -> AttributeValue {
         if let ancestorOverride { return ancestorOverride[position] }
         return object.ancestorValue(at: position)
+    }
+    /// `ancestorValue(at: position) == value`, without decoding the object's record
+    /// (`StoredObject.ancestorValue(at:equals:)`: false means not known equal).
+    func ancestorValue(at position: Int, equals value: AttributeValue) -> Bool {
+        if let ancestorOverride { return ancestorOverride[position] == value }
+        return object.ancestorValue(at: position, equals: value)
     }
     /// Nil while the ancestor is the object's own: an entry holding a copy of every object's
     /// ancestor retained it when made and released it when dropped, two atomic operations per
@@ -77,6 +85,11 @@ struct SaveEntry {
         self.values = values
         self.ancestorVersion = ancestorVersion
     }
+
+    /// The values a delete's entry holds: none of its object's. Reading those would decode a
+    /// record still undecoded (a cascade's members: about 1,100 instructions a member of
+    /// relationship-cascade), and holding them would retain them.
+    static func nullValues(for object: StoredObject) -> ObjectValues { object.entity.layout.nullValues }
 
     /// Whether an insert or update writes over a record the store held (reported as an
     /// update), rather than a new one (reported as an insert).

@@ -188,6 +188,25 @@ extension ValueCodec {
         }
     }
 
+    /// Whether the value whose offset `validate` gave (`valueOffset`) in a validated record is
+    /// a string of exactly `text`'s UTF-8 bytes; nil when that offset was not kept
+    /// (`UInt16.max`): the caller compares the value read otherwise.
+    @inline(__always)
+    package static func validatedValue(atOffset valueOffset: UInt16, in bytes: UnsafeRawBufferPointer, isStringOf text: String) -> Bool? {
+        guard valueOffset != UInt16.max else { return nil }
+        let end = bytes.count
+        var offset = Int(valueOffset)
+        guard offset != 0, offset < end, let base = bytes.baseAddress,
+              base.load(fromByteOffset: offset, as: UInt8.self) == Tag.string.rawValue
+        else { return false }
+        offset += 1
+        guard let length = length(base, end, &offset) else { return false }
+        let stored = UnsafeRawBufferPointer(start: base + offset, count: length)
+        return text.utf8.withContiguousStorageIfAvailable { utf8 in
+            utf8.count == length && (length == 0 || memcmp(utf8.baseAddress!, stored.baseAddress!, length) == 0)
+        } ?? text.utf8.elementsEqual(stored)
+    }
+
     /// A varint at `offset` used as a count or length, as `Reader.length()` reads it: nil when
     /// it is malformed or exceeds the bytes left after it. Moves past it.
     @inline(__always)

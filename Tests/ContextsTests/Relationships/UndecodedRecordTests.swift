@@ -10,9 +10,12 @@ import Testing
 /// for the same object decoded at once (a fetch with a predicate decodes at once).
 @Suite("Undecoded records: prefetched members answer as decoded objects")
 struct UndecodedRecordTests {
-    static let schema = try! Schema([
+    static let schema = schema(employees: .nullify)
+
+    static func schema(employees rule: RelationshipDescription.DeleteRule,
+                       department backRule: RelationshipDescription.DeleteRule = .nullify) -> Schema { try! Schema([
         EntityDescription("Department", attributes: [AttributeDescription("name", .string)], relationships: [
-            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true),
+            RelationshipDescription("employees", destination: "Person", inverse: "department", isToMany: true, deleteRule: rule),
         ]),
         EntityDescription("Person", attributes: [
             AttributeDescription("name", .string),
@@ -22,9 +25,9 @@ struct UndecodedRecordTests {
             AttributeDescription("when", .date, isOptional: true),
             AttributeDescription("ok", .bool, isOptional: true),
         ], relationships: [
-            RelationshipDescription("department", destination: "Department", inverse: "employees"),
+            RelationshipDescription("department", destination: "Department", inverse: "employees", deleteRule: backRule),
         ]),
-    ])
+    ]) }
 
     static let attributes = ["name", "bio", "age", "photo", "when", "ok", "department"]
 
@@ -180,6 +183,55 @@ struct UndecodedRecordTests {
             let again = try Self.decoded(in: context)
             #expect(again[members[3].objectID]?["age"] == .int(1_000))
             #expect(again[members[4].objectID]?.destination(of: "department") == nil)
+        }
+    }
+
+    /// `employees` cascading: a cascaded member's to-one is compared in its record
+    /// (`StoredObject.value(at:equals:)`), its rule for it decided once for all the members
+    /// (`deleteCascaded`: a person's only relationship), and its index entry's key made from
+    /// the last one when their records hold the same reference bytes (`RecentIndexKeys`).
+    @Test("a cascade deletes undecoded members and each one's index entry, keeping their records undecoded",
+          arguments: [RelationshipDescription.DeleteRule.nullify, .cascade, .noAction, .deny])
+    func cascadeOfUndecodedMembers(department backRule: RelationshipDescription.DeleteRule) throws {
+        for owners in [1, 2, 3] {
+            let store = try TestStore(schema: Self.schema(employees: .cascade, department: backRule))
+            defer { store.close() }
+            let departments = try Self.seed(store)
+            let reader = store.objects.newBackgroundContext(name: "reader")
+            let firstMembers = try reader.performAndWait {
+                Set(try reader.existingObject(with: departments[0]).members(of: "employees").map(\.objectID))
+            }
+            let context = store.objects.newBackgroundContext(name: "lazy")
+            try context.performAndWait {
+                // The first owner's members are prefetched (undecoded), the others' fetched
+                // (which decodes every member the context holds); one save deletes them all,
+                // one owner's reference after another's.
+                let deletedDepartments = try departments.prefix(owners).map { try context.existingObject(with: $0) }
+                for department in deletedDepartments { context.delete(department) }
+                // The owner is left as its members' to-one rule leaves it: changed by a nullify.
+                #expect(deletedDepartments.allSatisfy { $0.isUpdated == (backRule == .nullify) }, "\(backRule)")
+                let people = context.deletedObjects.filter { $0.entity.name == "Person" }
+                #expect(people.count == 4 * owners && context.deletedObjects.count == 5 * owners)
+                let first = people.filter { firstMembers.contains($0.objectID) }
+                #expect(first.count == 4)
+                // Compared in place, not decoded: only the first member is read (its string
+                // is then the one the members decoded later share).
+                let decoded = owners == 1 ? 1 : 4
+                #expect(first.filter { !$0.holdsUndecodedRecord }.count == decoded)
+                try context.save()
+                // (A deny rule's check reads the member's to-one whole.)
+                if backRule != .deny {
+                    #expect(first.filter { !$0.holdsUndecodedRecord }.count == decoded, "a delete's save reads no values")
+                }
+            }
+            let indexProblems = try store.objects.indexProblems(), relationshipProblems = try store.objects.relationshipProblems()
+            #expect(indexProblems == [] && relationshipProblems == [], "\(owners) owners")
+            let check = store.objects.newBackgroundContext(name: "check")
+            let (people, kept) = try check.performAndWait { () throws -> (Int, [Int]) in
+                (try check.count(for: FetchRequest(entityName: "Person")),
+                 try departments.dropFirst(owners).map { try check.existingObject(with: $0).members(of: "employees").count })
+            }
+            #expect(people == 4 * (3 - owners) && kept == Array(repeating: 4, count: 3 - owners))
         }
     }
 }
