@@ -191,6 +191,37 @@ import Testing
         #expect(ASCIIOrder.compare("caf\u{E9}", "cafe") == nil)
         #expect(ASCIIOrder.compare("cafe", "cafe\u{301}") == nil)
     }
+
+    /// `SmallASCIIString`: what it makes is the standard library's own string of those bytes,
+    /// bit for bit, at every length and place in the bytes (near their start, whole words, and
+    /// near their end); a byte that is not ASCII, or more than fifteen, make none.
+    @Test func smallASCIIStringsAreTheStandardLibrarys() {
+        var generator = SeededRandom(seed: 4_027)
+        for total in [0, 1, 5, 7, 8, 9, 15, 16, 24, 40] {
+            for _ in 0..<40 {
+                let bytes = (0..<total).map { _ in UInt8.random(in: 0...0x7F, using: &generator) }
+                bytes.withUnsafeBytes { buffer in
+                    for offset in 0...total {
+                        for count in 0...(total - offset) {
+                            let made = buffer.baseAddress.flatMap { SmallASCIIString.make($0, at: offset, count: count, end: total) }
+                            guard count <= 15, let made else {
+                                #expect(count > 15 || buffer.baseAddress == nil, "no string of \(count) ASCII bytes")
+                                continue
+                            }
+                            let expected = String(decoding: bytes[offset..<offset + count], as: UTF8.self)
+                            #expect(made == expected)
+                            #expect(Array(made.utf8) == Array(bytes[offset..<offset + count]))
+                            #expect(unsafeBitCast(made, to: (UInt64, UInt64).self) == unsafeBitCast(expected, to: (UInt64, UInt64).self))
+                        }
+                    }
+                }
+            }
+        }
+        for text in ["caf\u{E9}", "\u{80}", "abcdefg\u{7FF}"] {
+            let bytes = Array(text.utf8)
+            #expect(bytes.withUnsafeBytes { SmallASCIIString.make($0.baseAddress!, at: 0, count: bytes.count, end: bytes.count) } == nil)
+        }
+    }
 }
 
 /// glibc's `malloc_usable_size` (its header is not in the Glibc module).

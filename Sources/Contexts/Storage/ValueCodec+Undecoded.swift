@@ -171,6 +171,7 @@ extension ValueCodec {
         case Tag.string.rawValue:
             // Valid UTF-8 (validated): copied in as it is.
             guard let length = length(base, end, &offset), length <= inlineLimit else { return nil }
+            if let small = SmallASCIIString.make(base, at: offset, count: length, end: end) { return .string(small) }
             let text = UnsafeRawBufferPointer(start: base + offset, count: length)
             return .string(String(unsafeUninitializedCapacity: length) { buffer in
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(from: text)
