@@ -31,11 +31,18 @@ public final class StoredObject {
     /// ```swift
     /// person.entity.name   // "Person"
     /// ```
-    public let entity: EntityDescription
+    public var entity: EntityDescription { EntityDescription(layout: layout) }
 
-    /// The entity's layout. (The origin holds it too, but a `let` of the object's own is read
-    /// without a reference count; an `unowned(unsafe)` one was retained and released per read.)
-    var layout: EntityLayout { entity.layout }
+    /// The entity's layout: its origin's (the object holds no reference of its own, so making
+    /// and freeing an object counts one reference, not two). The hot reads go through
+    /// `withLayout`, which counts none.
+    var layout: EntityLayout { originReference._withUnsafeGuaranteedRef { $0.layout } }
+
+    /// Calls `body` with the entity's layout, without a reference count.
+    @inline(__always)
+    func withLayout<R>(_ body: (EntityLayout) throws -> R) rethrows -> R {
+        try originReference._withUnsafeGuaranteedRef { try body($0.layout) }
+    }
 
     // `@exclusivity(unchecked)` skips the runtime's exclusivity check on every access. Relies on:
     // only the owning context's queue (the making thread while unattached) touches these fields,
@@ -91,7 +98,7 @@ public final class StoredObject {
     /// The object's ID, whose entity is always the object's own (an ID changes only from
     /// temporary to permanent): only its key is stored.
     var storedID: ObjectID {
-        get { ObjectID(entityName: layout.name, identity: identity) }
+        get { withLayout { ObjectID(entityName: $0.name, identity: identity) } }
         set {
             precondition(newValue.entityName == layout.name, "an object's ID names another entity")
             identity = newValue.identity
@@ -143,7 +150,6 @@ public final class StoredObject {
 
     /// A new object of `origin`'s entity, holding its default values, with a temporary ID.
     init(inserting origin: ObjectOrigin) {
-        entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = ObjectID.temporary(entityName: origin.layout.name).identity
         currentStorage = origin.layout.defaultValues
@@ -153,7 +159,6 @@ public final class StoredObject {
     /// An object of `id` with no values yet (a fault, or one about to be filled).
     init(origin: ObjectOrigin, id: ObjectID) {
         assert(id.entityName == origin.layout.name, "an object's ID names another entity")
-        entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = id.identity
         currentStorage = origin.layout.nullValues
@@ -163,7 +168,6 @@ public final class StoredObject {
     /// An object of `id` read with `values` at record `version`: its ancestor.
     init(origin: ObjectOrigin, id: ObjectID, values: ObjectValues, version: UInt64) {
         assert(id.entityName == origin.layout.name, "an object's ID names another entity")
-        entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = id.identity
         currentStorage = values
@@ -175,7 +179,6 @@ public final class StoredObject {
     /// ancestor's too) in `record`, which ``ValueCodec/validate(_:layout:referencePosition:reference:valueOffsets:)``
     /// accepted.
     init(primaryKey: UInt64, record: RecordBytes, version: UInt64) {
-        entity = EntityDescription(layout: record.origin._withUnsafeGuaranteedRef { $0.layout })
         originReference = record.origin.retain()
         identity = .permanent(primaryKey)
         currentStorage = nil
@@ -286,7 +289,7 @@ public final class StoredObject {
     @inline(__always)
     func noteGraphChange() {
         // Through `withContext`: `owner` retained and released the context per flag set.
-        if !layout.relationships.isEmpty, case .registered = lifecycle { _ = link?.withContext { $0.graphEpoch &+= 1 } }
+        if !withLayout({ $0.relationships.isEmpty }), case .registered = lifecycle { _ = link?.withContext { $0.graphEpoch &+= 1 } }
     }
 
     /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then
@@ -514,7 +517,7 @@ public final class StoredObject {
     /// The position of attribute `property`; an attribute the entity lacks stops the process.
     @inline(__always)
     private func position(of property: String) -> Int {
-        if let position = layout.index(of: property) { return position }
+        if let position = withLayout({ $0.index(of: property) }) { return position }
         unknownAttribute(property)
     }
 
