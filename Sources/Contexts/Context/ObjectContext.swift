@@ -161,8 +161,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// Registered objects by the reference one of their to-ones holds, per entity and to-one
     /// position: `heldReferences(to:entity:position:)` builds it (ObjectContext+HeldReferences.swift).
     var heldReferenceMaps: [HeldReferenceKey: (epoch: UInt64, byReference: [String: [StoredObject]])] = [:]
-    /// The to-many members read, kept with their owners while `graphEpoch` and the base hold (MemberCache.swift).
-    var memberCache = MemberCache()
+    /// The to-many members read, kept with their owners while `graphEpoch` and the base hold
+    /// (MemberCache.swift). Unchecked exclusivity as the tables above (its check cost about 75
+    /// instructions per `members(of:)`).
+    @exclusivity(unchecked) var memberCache = MemberCache()
     /// The members cascades read whole at `delete(_:)`, until the save (CascadeReads.swift).
     var cascadeReads = CascadeReads()
     /// Many-to-many links changed and not saved, and what each end last read (ContextLinks.swift).

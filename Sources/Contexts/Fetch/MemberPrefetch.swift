@@ -45,9 +45,9 @@ struct MemberPrefetch {
     }
 
     /// Reads every owner's members, registers them, and returns them all (as lists whose
-    /// concatenation is the fetch's order) with each owner's list and the version read at; nil
-    /// (nothing read or registered) when the fetch must answer after all.
-    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])], version: UInt64)? {
+    /// concatenation is the fetch's order) with each owner's list (by owner position) and the
+    /// version read at; nil (nothing read or registered) when the fetch must answer after all.
+    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [[StoredObject]], version: UInt64)? {
         var batches: [[StoredObject]] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
         var version: UInt64 = 0
@@ -76,7 +76,7 @@ struct MemberPrefetch {
         guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
         context.register(madeBatches: batches)
-        return (batches, Array(zip(owners, lists)), version)
+        return (batches, lists, version)
     }
 
     /// Whether the scan reads less: the owners are at least half of their entity's records, so
