@@ -27,7 +27,14 @@ package enum SmallASCIIString {
         }
         guard (low | high) & 0x8080_8080_8080_8080 == 0 else { return nil }
         high |= UInt64(0xE0 | count) << 56
-        return unsafeBitCast((low, high), to: String.self)
+        // Written over an owned empty string (itself small) rather than bit-cast: a cast value
+        // is borrowed, and owning it cost a call to retain it.
+        var string = ""
+        withUnsafeMutableBytes(of: &string) { words in
+            words.storeBytes(of: low, toByteOffset: 0, as: UInt64.self)
+            words.storeBytes(of: high, toByteOffset: 8, as: UInt64.self)
+        }
+        return string
         #else
         return nil
         #endif
