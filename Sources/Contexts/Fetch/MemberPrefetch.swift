@@ -151,6 +151,7 @@ struct MemberPrefetch {
             }
             return true
         }
+        context.readOrigins.append(contentsOf: arena.kept)
         if together { return runs.map { lists[$0] } }
         var made = lists.flatMap { $0 }
         made.sort { ($0.storedID.primaryKey ?? 0) < ($1.storedID.primaryKey ?? 0) }
@@ -189,6 +190,7 @@ struct MemberPrefetch {
                 lists[order[walked]].append(make(keys[position], try decode(value, primaryKey: keys[position]), version))
             }
         }
+        context.readOrigins.append(contentsOf: arena.kept)
         return order.map { lists[$0] }
     }
 

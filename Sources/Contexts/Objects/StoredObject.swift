@@ -55,8 +55,8 @@ public final class StoredObject {
     // reset frees for about 100 instructions less each than one of 189 bytes, consolidated with
     // its neighbours on every free. Pinned by `ContainedTricksTests.aStoredObjectFitsASmallChunk`.
 
-    /// `origin`, retained by hand: reads of it (the link's in `checkAccess`, the record's in a
-    /// property read) take no reference count.
+    /// `origin`, retained by hand (unless `borrowsOrigin`): reads of it (the link's in `checkAccess`,
+    /// the record's in a property read) take no reference count.
     @exclusivity(unchecked) private var originReference: Unmanaged<ObjectOrigin>
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// The values now, by attribute position (see ``ObjectValues``). Read and written through
@@ -78,6 +78,11 @@ public final class StoredObject {
     @exclusivity(unchecked) private var holdsRecord = false
     /// Registered by ID only; values not loaded yet (loaded on first access).
     @exclusivity(unchecked) var isFaultStorage = false
+    /// Whether the object holds no reference count on its origin. A read's objects hold none (a
+    /// retain when made and a release when freed, atomic operations both): their context holds
+    /// the read's origins while it holds the objects (`ObjectContext.readOrigins`), and gives an
+    /// object a count of its own before it lets go of it (`holdOrigin()`).
+    @exclusivity(unchecked) private(set) var borrowsOrigin = false
     /// Its context's registry index holds it (a fetch's objects wait unindexed: see `registry`).
     @exclusivity(unchecked) var isIndexed = false
     /// Either flag changing changes who is a to-many's member: it moves the graph epoch.
@@ -126,9 +131,10 @@ public final class StoredObject {
         get { originReference.takeUnretainedValue() }
         set {
             precondition(newValue.layout === layout && !holdsRecord, "an object's origin replaced by another entity's")
-            let old = originReference
+            let old = originReference, borrowed = borrowsOrigin
             originReference = Unmanaged.passRetained(newValue)
-            old.release()
+            borrowsOrigin = false
+            if !borrowed { old.release() }
         }
     }
 
@@ -179,7 +185,9 @@ public final class StoredObject {
     /// ancestor's too) in `record`, which ``ValueCodec/validate(_:layout:referencePosition:reference:valueOffsets:)``
     /// accepted.
     init(primaryKey: UInt64, record: RecordBytes, version: UInt64) {
-        originReference = record.origin.retain()
+        // Not retained: the read hands its origins to the context (see `borrowsOrigin`).
+        originReference = record.origin
+        borrowsOrigin = true
         identity = .permanent(primaryKey)
         currentStorage = nil
         holdsRecord = true
@@ -189,7 +197,20 @@ public final class StoredObject {
     }
 
     deinit {
-        originReference.release()
+        if !borrowsOrigin { originReference.release() }
+    }
+
+    /// Gives the object a reference count on its origin, if it has none (see `borrowsOrigin`):
+    /// its context's part, before it stops holding the origin for the object.
+    func holdOrigin() {
+        guard borrowsOrigin else { return }
+        _ = originReference.retain()
+        borrowsOrigin = false
+    }
+
+    /// Marks the origin the object borrows (see `borrowsOrigin`) as in use; nothing when it owns one.
+    func markBorrowedOrigin() {
+        if borrowsOrigin { originReference._withUnsafeGuaranteedRef { $0.isBorrowed = true } }
     }
 
     /// The values now, decoded. The choke point of every use of the values but the property
