@@ -116,40 +116,43 @@ struct MemberPrefetch {
         let references = references, inversePosition = inversePosition
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
         defer { offsets.deallocate() }
-        try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
-            guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
-            let owner: Int
-            var values: ObjectValues? = nil
-            var reference: Range<Int>? = nil
-            if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
-                // The usual record: its owner found from the reference's bytes, its values left undecoded.
-                guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
-                else { return true }
-                owner = found.owner
-            } else {
-                // Anything else is decoded now, as a fetch decodes it (extras, or the error).
-                let decoded = try decode(value, primaryKey: primaryKey)
-                guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
-                owner = found
-                values = decoded
-            }
-            if owner != lastOwner {
-                if met[owner] {
-                    together = false
+        // Through the buffer: each append checked the array of lists for uniqueness first.
+        try lists.withUnsafeMutableBufferPointer { lists in
+            try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
+                guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+                let owner: Int
+                var values: ObjectValues? = nil
+                var reference: Range<Int>? = nil
+                if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
+                    // The usual record: its owner found from the reference's bytes, its values left undecoded.
+                    guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
+                    else { return true }
+                    owner = found.owner
                 } else {
-                    met[owner] = true
-                    runs.append(owner)
-                    lists[owner].reserveCapacity(expected)
+                    // Anything else is decoded now, as a fetch decodes it (extras, or the error).
+                    let decoded = try decode(value, primaryKey: primaryKey)
+                    guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
+                    owner = found
+                    values = decoded
                 }
-                lastOwner = owner
+                if owner != lastOwner {
+                    if met[owner] {
+                        together = false
+                    } else {
+                        met[owner] = true
+                        runs.append(owner)
+                        lists[owner].reserveCapacity(expected)
+                    }
+                    lastOwner = owner
+                }
+                // Made into the list: a local holding the object cost a retain and a release.
+                if let values {
+                    lists[owner].append(make(primaryKey, values, version))
+                } else {
+                    lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
+                }
+                return true
             }
-            // Made into the list: a local holding the object cost a retain and a release.
-            if let values {
-                lists[owner].append(make(primaryKey, values, version))
-            } else {
-                lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
-            }
-            return true
         }
         context.readOrigins.append(contentsOf: arena.kept)
         if together { return runs.map { lists[$0] } }

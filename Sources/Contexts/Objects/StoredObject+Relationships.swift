@@ -174,7 +174,7 @@ extension StoredObject {
     }
 
     private func toOne(_ name: String) -> RelationshipLayout {
-        guard let layout = entity.layout.relationship(named: name), !layout.isToMany else {
+        guard let layout = withLayout({ $0.relationship(named: name) }), !layout.isToMany else {
             contextMisuse("entity \(entity.name) has no to-one relationship \"\(name)\" (its relationships: "
                 + entity.relationships.map(\.name).joined(separator: ", ") + ")")
         }
@@ -182,7 +182,7 @@ extension StoredObject {
     }
 
     private func toMany(_ name: String) -> RelationshipLayout {
-        guard let layout = entity.layout.relationship(named: name), layout.isToMany else {
+        guard let layout = withLayout({ $0.relationship(named: name) }), layout.isToMany else {
             contextMisuse("entity \(entity.name) has no to-many relationship \"\(name)\" (its relationships: "
                 + entity.relationships.map(\.name).joined(separator: ", ") + ")")
         }
