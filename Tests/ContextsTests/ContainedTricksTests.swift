@@ -191,6 +191,88 @@ import Testing
         #expect(ASCIIOrder.compare("caf\u{E9}", "cafe") == nil)
         #expect(ASCIIOrder.compare("cafe", "cafe\u{301}") == nil)
     }
+
+    /// `ObjectContext.readOrigins`: a prefetch's members borrow their origin from their context,
+    /// and every one the context lets go of while something else may hold it (a reset, a saved
+    /// deletion, the context's end) gets a count of its own first and still reads its ID after;
+    /// an origin no registered object borrows any more is dropped.
+    @Test func objectsOfAReadOutliveTheirContextsHold() throws {
+        try withOrgStore { store in
+            let seeded = try store.seedOrg()
+            var request = FetchRequest(entityName: "Department")
+            request.relationshipKeyPathsForPrefetching = ["employees"]
+            var kept: [StoredObject] = []
+            do {
+                let context = store.context("reader")
+                try context.performAndWait {
+                    let members = try context.fetch(request).flatMap { try $0.members(of: "employees") }
+                    #expect(members.count == 2 && members.allSatisfy { !$0.holdsOriginCount })
+                    #expect(context.readOriginCount == 1)
+                    kept.append(members[0])
+                    context.reset()
+                    #expect(kept[0].holdsOriginCount && context.readOriginCount == 0)
+
+                    let people = try context.fetch(request).flatMap { try $0.members(of: "employees") }
+                    #expect(people.allSatisfy { !$0.holdsOriginCount } && context.readOriginCount == 1)
+                    for person in people { context.delete(person) }
+                    try context.save()
+                    #expect(people.allSatisfy { $0.holdsOriginCount })
+                    _ = context.registeredObjects  // drops the forgotten from the order
+                    #expect(context.readOriginCount == 0)
+                    kept += people
+                }
+            }
+            try withOrgStore { other in
+                _ = try other.seedOrg()
+                do {
+                    let context = other.context("ending")
+                    try context.performAndWait {
+                        let members = try context.fetch(request).flatMap { try $0.members(of: "employees") }
+                        #expect(members.allSatisfy { !$0.holdsOriginCount })
+                        kept += members
+                    }
+                }
+                // The context is gone: its members hold their origins.
+                #expect(kept.suffix(2).allSatisfy { $0.holdsOriginCount })
+            }
+            // Memory the origins used is reused: the objects still read their own.
+            let filler = (0..<64).map { _ in [UInt8](repeating: 0xA5, count: 32 * 1024) }
+            #expect(filler.count == 64)
+            #expect(kept.allSatisfy { $0.objectID.entityName == "Person" })
+            #expect(Set(kept.prefix(3).map(\.objectID)) == [seeded.ann, seeded.bob])
+        }
+    }
+
+    /// `SmallASCIIString`: what it makes is the standard library's own string of those bytes,
+    /// bit for bit, at every length and place in the bytes (near their start, whole words, and
+    /// near their end); a byte that is not ASCII, or more than fifteen, make none.
+    @Test func smallASCIIStringsAreTheStandardLibrarys() {
+        var generator = SeededRandom(seed: 4_027)
+        for total in [0, 1, 5, 7, 8, 9, 15, 16, 24, 40] {
+            for _ in 0..<40 {
+                let bytes = (0..<total).map { _ in UInt8.random(in: 0...0x7F, using: &generator) }
+                bytes.withUnsafeBytes { buffer in
+                    for offset in 0...total {
+                        for count in 0...(total - offset) {
+                            let made = buffer.baseAddress.flatMap { SmallASCIIString.make($0, at: offset, count: count, end: total) }
+                            guard count <= 15, let made else {
+                                #expect(count > 15 || buffer.baseAddress == nil, "no string of \(count) ASCII bytes")
+                                continue
+                            }
+                            let expected = String(decoding: bytes[offset..<offset + count], as: UTF8.self)
+                            #expect(made == expected)
+                            #expect(Array(made.utf8) == Array(bytes[offset..<offset + count]))
+                            #expect(unsafeBitCast(made, to: (UInt64, UInt64).self) == unsafeBitCast(expected, to: (UInt64, UInt64).self))
+                        }
+                    }
+                }
+            }
+        }
+        for text in ["caf\u{E9}", "\u{80}", "abcdefg\u{7FF}"] {
+            let bytes = Array(text.utf8)
+            #expect(bytes.withUnsafeBytes { SmallASCIIString.make($0.baseAddress!, at: 0, count: bytes.count, end: bytes.count) } == nil)
+        }
+    }
 }
 
 /// glibc's `malloc_usable_size` (its header is not in the Glibc module).

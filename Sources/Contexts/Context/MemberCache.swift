@@ -17,52 +17,39 @@ struct MemberCache {
         let baseVersion: UInt64
     }
 
-    /// One owner's to-many.
-    private struct Key: Hashable {
-        let owner: ObjectIdentifier
-        let relationship: String
-
-        /// The owner only (equality still compares both): an owner has a few to-manys, and
-        /// hashing the name cost more than the rest of a lookup.
-        func hash(into hasher: inout Hasher) { hasher.combine(owner) }
+    /// Owners' lists of one read, each owner's at its position: what a read hands `keep`.
+    struct Lists {
+        var owners: [StoredObject]
+        var lists: [[StoredObject]]
     }
 
     private var stamp: Stamp?
     /// The owners are registered objects (an owner forgotten moves the epoch before its identifier
     /// could be reused), so their identifiers name them while the stamp holds.
-    private var lists: [Key: [StoredObject]] = [:]
+    private var lists = OwnerListTable()
 
     /// The members kept for `owner`'s `relationship`, if they were read at `stamp`.
     func members(of owner: StoredObject, _ relationship: String, at stamp: Stamp) -> [StoredObject]? {
         guard stamp == self.stamp else { return nil }
-        return lists[Key(owner: ObjectIdentifier(owner), relationship: relationship)]
+        return lists.list(of: ObjectIdentifier(owner), relationship)
     }
 
-    /// Keeps `members` as `owner`'s `relationship`, read at `stamp`.
-    mutating func keep(_ members: [StoredObject], of owner: StoredObject, _ relationship: String, at stamp: Stamp) {
+    /// Keeps each of `read`'s lists as its owner's `relationship`, read at `stamp`, the table
+    /// made at its size once (grown by each, a prefetch's thousand lists resized it often).
+    mutating func keep(_ read: Lists, _ relationship: String, at stamp: Stamp) {
         if stamp != self.stamp {
             lists.removeAll()
             self.stamp = stamp
         }
-        lists[Key(owner: ObjectIdentifier(owner), relationship: relationship)] = members
-    }
-
-    /// Keeps each of `lists` as its owner's `relationship`, read at `stamp`: `keep` for each, the
-    /// table made at its size once (grown by each, a prefetch's thousand lists resized it often).
-    mutating func keep(_ lists: [(StoredObject, [StoredObject])], _ relationship: String, at stamp: Stamp) {
-        if stamp != self.stamp {
-            self.lists = [:]
-            self.stamp = stamp
-        }
-        self.lists.reserveCapacity(self.lists.count + lists.count)
-        for (owner, members) in lists {
-            self.lists[Key(owner: ObjectIdentifier(owner), relationship: relationship)] = members
+        lists.reserveCapacity(adding: read.owners.count)
+        for (owner, members) in zip(read.owners, read.lists) {
+            lists.set(members, of: ObjectIdentifier(owner), relationship)
         }
     }
 
     /// Drops every list (a stale stamp, or a reset: the members need not stay alive).
     mutating func removeAll() {
         stamp = nil
-        lists = [:]
+        lists.removeAll()
     }
 }

@@ -148,6 +148,12 @@ public final class ObjectContext: @unchecked Sendable {
     var forgottenInOrder = 0
     /// The origins `origin(for:)` made, one per entity (a schema has a few).
     @exclusivity(unchecked) private var origins: [ObjectOrigin] = []
+    /// The origins of reads whose objects hold no count on them (`StoredObject.borrowsOrigin`),
+    /// held while this context may hold those objects. Relies on: every object the context lets
+    /// go of while it may live on is given a count first (`detach`, `holdOriginsOfRegisteredObjects`),
+    /// and an origin is dropped here only when no registered object borrows it. Pinned by
+    /// `ContainedTricksTests.objectsOfAReadOutliveTheirContextsHold`.
+    @exclusivity(unchecked) var readOrigins: [ObjectOrigin] = []
     var lastSaveReportStorage: SaveReport?
     var lastDidSaveStorage: ContextDidSaveNotification?
     var lastAutomaticMergeErrorStorage: ContextError?
@@ -161,8 +167,10 @@ public final class ObjectContext: @unchecked Sendable {
     /// Registered objects by the reference one of their to-ones holds, per entity and to-one
     /// position: `heldReferences(to:entity:position:)` builds it (ObjectContext+HeldReferences.swift).
     var heldReferenceMaps: [HeldReferenceKey: (epoch: UInt64, byReference: [String: [StoredObject]])] = [:]
-    /// The to-many members read, kept with their owners while `graphEpoch` and the base hold (MemberCache.swift).
-    var memberCache = MemberCache()
+    /// The to-many members read, kept with their owners while `graphEpoch` and the base hold
+    /// (MemberCache.swift). Unchecked exclusivity as the tables above (its check cost about 75
+    /// instructions per `members(of:)`).
+    @exclusivity(unchecked) var memberCache = MemberCache()
     /// The members cascades read whole at `delete(_:)`, until the save (CascadeReads.swift).
     var cascadeReads = CascadeReads()
     /// Many-to-many links changed and not saved, and what each end last read (ContextLinks.swift).
@@ -195,6 +203,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     deinit {
         link.close()
+        if !readOrigins.isEmpty { holdOriginsOfRegisteredObjects() }
         // The main queue outlives its contexts; do not leave our key on it.
         if concurrencyType == .mainQueue { queue.setSpecific(key: queueKey, value: nil) }
         eventStreams.finishAll()
@@ -381,6 +390,17 @@ public final class ObjectContext: @unchecked Sendable {
         orderedObjects = []
         orderBatches = []
         forgottenInOrder = 0
+        // After the lists: the objects freed with them borrowed these, the others hold counts.
+        readOrigins = []
+    }
+
+    /// Gives every object the context still holds a count on its origin: the context's end,
+    /// where `readOrigins` goes (an object a caller holds lives on).
+    private func holdOriginsOfRegisteredObjects() {
+        for object in orderedObjects { object.holdOrigin() }
+        for objects in orderBatches {
+            for object in objects { object.holdOrigin() }
+        }
     }
 
     /// `forgetAll`'s detaching of the objects of `objects` referenced elsewhere.
@@ -396,6 +416,7 @@ public final class ObjectContext: @unchecked Sendable {
 
     /// The object's side of forgetting it.
     private func detach(_ object: StoredObject, _ forgetting: Forgetting) {
+        object.holdOrigin()
         object.lifecycle = .forgotten(forgetting)
         object.insertedFlag = false
         object.deletedFlag = false
@@ -430,8 +451,18 @@ public final class ObjectContext: @unchecked Sendable {
                 return true
             }
             forgottenInOrder = 0
+            if !readOrigins.isEmpty { dropUnborrowedReadOrigins() }
         }
         return registrationOrder
+    }
+
+    /// Drops the read origins no registered object borrows any more (their objects were all
+    /// forgotten, each given a count of its own): a context that is never reset keeps only
+    /// the records its objects use.
+    private func dropUnborrowedReadOrigins() {
+        for origin in readOrigins { origin.isBorrowed = false }
+        for object in orderedObjects { object.markBorrowedOrigin() }
+        readOrigins.removeAll { !$0.isBorrowed }
     }
 
     /// The pending inserts, in registration order.

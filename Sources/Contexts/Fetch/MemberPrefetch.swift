@@ -45,9 +45,9 @@ struct MemberPrefetch {
     }
 
     /// Reads every owner's members, registers them, and returns them all (as lists whose
-    /// concatenation is the fetch's order) with each owner's list and the version read at; nil
-    /// (nothing read or registered) when the fetch must answer after all.
-    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])], version: UInt64)? {
+    /// concatenation is the fetch's order) with each owner's list (by owner position) and the
+    /// version read at; nil (nothing read or registered) when the fetch must answer after all.
+    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [[StoredObject]], version: UInt64)? {
         var batches: [[StoredObject]] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
         var version: UInt64 = 0
@@ -76,7 +76,7 @@ struct MemberPrefetch {
         guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
         context.register(madeBatches: batches)
-        return (batches, Array(zip(owners, lists)), version)
+        return (batches, lists, version)
     }
 
     /// Whether the scan reads less: the owners are at least half of their entity's records, so
@@ -116,41 +116,45 @@ struct MemberPrefetch {
         let references = references, inversePosition = inversePosition
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
         defer { offsets.deallocate() }
-        try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
-            guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
-            let owner: Int
-            var values: ObjectValues? = nil
-            var reference: Range<Int>? = nil
-            if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
-                // The usual record: its owner found from the reference's bytes, its values left undecoded.
-                guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
-                else { return true }
-                owner = found.owner
-            } else {
-                // Anything else is decoded now, as a fetch decodes it (extras, or the error).
-                let decoded = try decode(value, primaryKey: primaryKey)
-                guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
-                owner = found
-                values = decoded
-            }
-            if owner != lastOwner {
-                if met[owner] {
-                    together = false
+        // Through the buffer: each append checked the array of lists for uniqueness first.
+        try lists.withUnsafeMutableBufferPointer { lists in
+            try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
+                guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+                let owner: Int
+                var values: ObjectValues? = nil
+                var reference: Range<Int>? = nil
+                if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
+                    // The usual record: its owner found from the reference's bytes, its values left undecoded.
+                    guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
+                    else { return true }
+                    owner = found.owner
                 } else {
-                    met[owner] = true
-                    runs.append(owner)
-                    lists[owner].reserveCapacity(expected)
+                    // Anything else is decoded now, as a fetch decodes it (extras, or the error).
+                    let decoded = try decode(value, primaryKey: primaryKey)
+                    guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
+                    owner = found
+                    values = decoded
                 }
-                lastOwner = owner
+                if owner != lastOwner {
+                    if met[owner] {
+                        together = false
+                    } else {
+                        met[owner] = true
+                        runs.append(owner)
+                        lists[owner].reserveCapacity(expected)
+                    }
+                    lastOwner = owner
+                }
+                // Made into the list: a local holding the object cost a retain and a release.
+                if let values {
+                    lists[owner].append(make(primaryKey, values, version))
+                } else {
+                    lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
+                }
+                return true
             }
-            // Made into the list: a local holding the object cost a retain and a release.
-            if let values {
-                lists[owner].append(make(primaryKey, values, version))
-            } else {
-                lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
-            }
-            return true
         }
+        context.readOrigins.append(contentsOf: arena.kept)
         if together { return runs.map { lists[$0] } }
         var made = lists.flatMap { $0 }
         made.sort { ($0.storedID.primaryKey ?? 0) < ($1.storedID.primaryKey ?? 0) }
@@ -189,6 +193,7 @@ struct MemberPrefetch {
                 lists[order[walked]].append(make(keys[position], try decode(value, primaryKey: keys[position]), version))
             }
         }
+        context.readOrigins.append(contentsOf: arena.kept)
         return order.map { lists[$0] }
     }
 

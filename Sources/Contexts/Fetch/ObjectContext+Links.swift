@@ -159,15 +159,16 @@ extension ObjectContext {
                 }
             }
             var all: [StoredObject] = []
-            var kept: [(StoredObject, [StoredObject])] = []
-            for (owner, ids) in zip(owners, lists) {
+            var kept = MemberCache.Lists(owners: owners, lists: [])
+            kept.lists.reserveCapacity(owners.count)
+            for ids in lists {
                 let members = ids.compactMap { id -> StoredObject? in
                     if let object = loaded[id] { return object }
                     guard let held = registeredObject(for: id), !held.isFaultStorage else { return nil }
                     return held
                 }
                 all.append(contentsOf: members)
-                kept.append((owner, members))
+                kept.lists.append(members)
             }
             return ([all], kept)
         }.members.first ?? []

@@ -14,7 +14,7 @@ extension ObjectContext {
         }
         return try readingKept(relationship.name) { () throws(ContextError) in
             let members = try fetch(owner.memberRequest(relationship))
-            return ([members], [(owner, members)])
+            return ([members], MemberCache.Lists(owners: [owner], lists: [members]))
         }.members.first ?? []
     }
 
@@ -50,7 +50,7 @@ extension ObjectContext {
         return try readingKept(relationship.name) { () throws(ContextError) in
             if let prefetch = MemberPrefetch.make(self, owners: owners, relationship, members: destination),
                let read = try prefetch.run() {
-                return (read.members, read.lists)
+                return (read.members, MemberCache.Lists(owners: owners, lists: read.lists))
             }
             let uris = owners.map(\.storedID.uriString)
             // Sorted by order key for an ordered to-many: each owner's members keep their relative order.
@@ -65,7 +65,7 @@ extension ObjectContext {
                 guard case .string(let reference) = member.current[position], let index = ownerOfReference[reference] else { continue }
                 lists[index].append(member)
             }
-            return ([members], Array(zip(owners, lists)))
+            return ([members], MemberCache.Lists(owners: owners, lists: lists))
         }.members
     }
 
@@ -74,8 +74,8 @@ extension ObjectContext {
     /// version. The lists are stamped with the epoch after the read (its own registrations
     /// moved it, and the lists include them).
     func readingKept(
-        _ relationship: String, _ read: () throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])])
-    ) throws(ContextError) -> (members: [[StoredObject]], lists: [(StoredObject, [StoredObject])]) {
+        _ relationship: String, _ read: () throws(ContextError) -> (members: [[StoredObject]], lists: MemberCache.Lists)
+    ) throws(ContextError) -> (members: [[StoredObject]], lists: MemberCache.Lists) {
         let before = memberCacheStamp()
         let result = try read()
         if let before, let after = memberCacheStamp(), after.baseVersion == before.baseVersion {

@@ -20,11 +20,13 @@ package final class OwnerReferences {
     private let denseBase: UInt64
     /// `cairn://<Entity>/p`: the bytes every canonical permanent reference to an owner starts with.
     private let keyPrefix: [UInt8]
-    /// The owner last found from a canonical reference, and that reference's bytes.
-    @exclusivity(unchecked) private var lastExact: Int? = nil
-    @exclusivity(unchecked) private var lastBytes: [UInt8] = []
-    /// `lastBytes` of 8 to 32 bytes as four words (see `words(of:)`), compared without a call.
+    /// The owner last found from a canonical reference (-1: none yet), and that reference's
+    /// byte count and bytes: as four words (see `words(of:)`) when 8 to 32 of them, compared
+    /// without a call, otherwise in `lastBytes`.
+    @exclusivity(unchecked) private var lastExact = -1
+    @exclusivity(unchecked) private var lastCount = 0
     @exclusivity(unchecked) private var lastWords: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+    @exclusivity(unchecked) private var lastBytes: [UInt8] = []
     /// The owners by reference string, made when a reference is not canonical (none usually).
     private var ownerByReference: [String: Int]? = nil
 
@@ -70,23 +72,34 @@ package final class OwnerReferences {
 
     /// The owner that the reference with these bytes names, or nil; `exact`: its reference has
     /// exactly these bytes.
+    @inline(__always)
     package func owner(ofBytes bytes: UnsafeRawBufferPointer) -> (owner: Int, exact: Bool)? {
         // Members come owner by owner (a scan in key order, a walk by owner): the last owner's
-        // bytes first, one comparison instead of reading the key.
-        if let last = lastExact, lastBytes.count == bytes.count {
-            if (8...32).contains(bytes.count) {
-                if Self.words(of: bytes) == lastWords { return (last, true) }
-            } else if lastBytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
-                return (last, true)
-            }
+        // bytes first, one comparison instead of reading the key (inlined: nine members in ten).
+        if lastCount == bytes.count, lastExact >= 0, (8...32).contains(bytes.count), Self.words(of: bytes) == lastWords {
+            return (lastExact, true)
+        }
+        return owner(ofOtherBytes: bytes)
+    }
+
+    /// `owner(ofBytes:)` past its inlined comparison with the last owner's reference.
+    @inline(never)
+    private func owner(ofOtherBytes bytes: UnsafeRawBufferPointer) -> (owner: Int, exact: Bool)? {
+        let short = (8...32).contains(bytes.count)
+        if !short, lastExact >= 0, lastCount == bytes.count, lastBytes.withUnsafeBytes({ $0.elementsEqual(bytes) }) {
+            return (lastExact, true)
         }
         if let key = canonicalKey(bytes) {
             // A canonical reference is its owner's URI byte for byte, or no owner's.
             guard let owner = ownerOfKey(key) else { return nil }
             lastExact = owner
-            lastBytes.removeAll(keepingCapacity: true)
-            lastBytes.append(contentsOf: bytes)
-            if (8...32).contains(bytes.count) { lastWords = Self.words(of: bytes) }
+            lastCount = bytes.count
+            if short {
+                lastWords = Self.words(of: bytes)
+            } else {
+                lastBytes.removeAll(keepingCapacity: true)
+                lastBytes.append(contentsOf: bytes)
+            }
             return (owner, true)
         }
         guard let text = String(validating: bytes, as: UTF8.self), let owner = owner(of: text) else { return nil }

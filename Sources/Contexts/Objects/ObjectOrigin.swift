@@ -3,9 +3,11 @@
 /// objects of a read, the records that read copied out of its view undecoded.
 ///
 /// One reference instead of three (entity, link, records): a fetched object is made with one
-/// retain and freed with one release. Those are atomic operations, and each waits for the
-/// stores before it (the object's fields, the record's copy) to drain: in relationship-traverse
-/// the retains and releases took half the time of a member's fetch, read and reset.
+/// retain and freed with one release, and a read's objects with none (their context holds the
+/// read's origins: see `StoredObject.borrowsOrigin`). Those are atomic operations, and each waits
+/// for the stores before it (the object's fields, the record's copy) to drain: in
+/// relationship-traverse the retains and releases took half the time of a member's fetch, read
+/// and reset.
 ///
 /// An undecoded record lets a fetched object that is only read skip the buffer of its values
 /// (an allocation and a free) and the decoding of attributes never read: a read of an
@@ -15,12 +17,13 @@
 /// cannot fail. Each record is its length (four bytes, native order), its values' offsets
 /// (two bytes per attribute: a read of one attribute goes straight to its value) and its bytes.
 ///
-/// An origin lives while an object holds it, decoded or not: one object kept from a large read
-/// keeps its origin's records (`RecordArena.chunkCapacity` bytes, or its own record) and, for a
+/// An origin lives while an object holds it, decoded or not (or its context, for the objects
+/// it holds of a read): one object kept from a large read keeps its origin's records (`RecordArena.chunkCapacity` bytes, or its own record) and, for a
 /// member prefetch, the owners whose references its decoding shares (`sharing`).
 ///
 /// `@unchecked Sendable`: the records are written only by the arena that made the origin,
-/// before any object holds it, and only read after; `layout` and `link` are immutable.
+/// before any object holds it, and only read after; `layout` and `link` are immutable;
+/// `isBorrowed` is used only on its context's queue.
 final class ObjectOrigin: @unchecked Sendable {
     let layout: EntityLayout
     /// The context's link (see ``ContextLink``), for its registered objects; nil for objects
@@ -31,6 +34,9 @@ final class ObjectOrigin: @unchecked Sendable {
     /// The strings the records' decoding shares (a member prefetch's: its owners' references);
     /// used only on the context's queue, as the objects are.
     let sharing: SharedStrings?
+    /// For a read's origin that its context holds (`ObjectContext.readOrigins`): whether a
+    /// registered object still borrows it, as last found. Used only on the context's queue.
+    var isBorrowed = false
 
     /// An origin for objects of `layout` in the context of `link`, with room for `capacity`
     /// bytes of records, decoded with `sharing`.
@@ -71,8 +77,8 @@ final class ObjectOrigin: @unchecked Sendable {
     }
 }
 
-/// Where one object's record lies: its origin (not retained: the arena holds it until the
-/// object does) and where in it.
+/// Where one object's record lies: its origin (not retained: the arena holds it, then the
+/// context) and where in it.
 struct RecordBytes {
     let origin: Unmanaged<ObjectOrigin>
     let start: UInt32
@@ -88,8 +94,9 @@ struct RecordArena {
     private let layout: EntityLayout
     private let link: ContextLink
     private let sharing: SharedStrings?
-    /// Every origin made, held until the arena goes (each object made holds its own).
-    private var kept: [ObjectOrigin] = []
+    /// Every origin made, held until the arena goes: then by the context the read's objects
+    /// are registered in (`ObjectContext.readOrigins`; the objects hold none of their own).
+    private(set) var kept: [ObjectOrigin] = []
     /// The origin records go to, one of `kept`.
     private var origin: Unmanaged<ObjectOrigin>? = nil
     /// Bytes used in `origin`, and its capacity.

@@ -69,11 +69,14 @@ extension StoredObject {
     public func members(of relationship: String) throws(ContextError) -> [StoredObject] {
         let layout = toMany(relationship)
         checkAccess()
-        let context = registeredOwner("members(of:)")
-        if context.core.hasManyToMany, let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
-            return try context.linkedMembers(of: self, end)
-        }
-        return try context.members(of: self, layout)
+        return try withRegisteredOwner("members(of:)") { context in
+            Result { () throws(ContextError) -> [StoredObject] in
+                if context.core.hasManyToMany, let end = context.core.schema.manyToManyEnd(entity.name, relationship) {
+                    return try context.linkedMembers(of: self, end)
+                }
+                return try context.members(of: self, layout)
+            }
+        }.get()
     }
 
     /// How many members the to-many `relationship` has, without registering them.
@@ -174,7 +177,7 @@ extension StoredObject {
     }
 
     private func toOne(_ name: String) -> RelationshipLayout {
-        guard let layout = entity.layout.relationship(named: name), !layout.isToMany else {
+        guard let layout = withLayout({ $0.relationship(named: name) }), !layout.isToMany else {
             contextMisuse("entity \(entity.name) has no to-one relationship \"\(name)\" (its relationships: "
                 + entity.relationships.map(\.name).joined(separator: ", ") + ")")
         }
@@ -182,11 +185,19 @@ extension StoredObject {
     }
 
     private func toMany(_ name: String) -> RelationshipLayout {
-        guard let layout = entity.layout.relationship(named: name), layout.isToMany else {
+        guard let layout = withLayout({ $0.relationship(named: name) }), layout.isToMany else {
             contextMisuse("entity \(entity.name) has no to-many relationship \"\(name)\" (its relationships: "
                 + entity.relationships.map(\.name).joined(separator: ", ") + ")")
         }
         return layout
+    }
+
+    /// `body` with the context the object is registered in, not retained (through its link: a
+    /// count on a context, slow because weak references point at it, cost about 250
+    /// instructions a `members(of:)`); stops the process as `registeredOwner` does without one.
+    func withRegisteredOwner<R>(_ operation: String, _ body: (ObjectContext) -> R) -> R {
+        if case .registered = lifecycle, let result = link?.withContext(body) { return result }
+        return body(registeredOwner(operation))
     }
 
     func registeredOwner(_ operation: String) -> ObjectContext {

@@ -31,11 +31,18 @@ public final class StoredObject {
     /// ```swift
     /// person.entity.name   // "Person"
     /// ```
-    public let entity: EntityDescription
+    public var entity: EntityDescription { EntityDescription(layout: layout) }
 
-    /// The entity's layout. (The origin holds it too, but a `let` of the object's own is read
-    /// without a reference count; an `unowned(unsafe)` one was retained and released per read.)
-    var layout: EntityLayout { entity.layout }
+    /// The entity's layout: its origin's (the object holds no reference of its own, so making
+    /// and freeing an object counts one reference, not two). The hot reads go through
+    /// `withLayout`, which counts none.
+    var layout: EntityLayout { originReference._withUnsafeGuaranteedRef { $0.layout } }
+
+    /// Calls `body` with the entity's layout, without a reference count.
+    @inline(__always)
+    func withLayout<R>(_ body: (EntityLayout) throws -> R) rethrows -> R {
+        try originReference._withUnsafeGuaranteedRef { try body($0.layout) }
+    }
 
     // `@exclusivity(unchecked)` skips the runtime's exclusivity check on every access. Relies on:
     // only the owning context's queue (the making thread while unattached) touches these fields,
@@ -48,8 +55,8 @@ public final class StoredObject {
     // reset frees for about 100 instructions less each than one of 189 bytes, consolidated with
     // its neighbours on every free. Pinned by `ContainedTricksTests.aStoredObjectFitsASmallChunk`.
 
-    /// `origin`, retained by hand: reads of it (the link's in `checkAccess`, the record's in a
-    /// property read) take no reference count.
+    /// `origin`, retained by hand (unless `borrowsOrigin`): reads of it (the link's in `checkAccess`,
+    /// the record's in a property read) take no reference count.
     @exclusivity(unchecked) private var originReference: Unmanaged<ObjectOrigin>
     @exclusivity(unchecked) var lifecycle: Lifecycle = .unattached
     /// The values now, by attribute position (see ``ObjectValues``). Read and written through
@@ -71,6 +78,11 @@ public final class StoredObject {
     @exclusivity(unchecked) private var holdsRecord = false
     /// Registered by ID only; values not loaded yet (loaded on first access).
     @exclusivity(unchecked) var isFaultStorage = false
+    /// Whether the object holds no reference count on its origin. A read's objects hold none (a
+    /// retain when made and a release when freed, atomic operations both): their context holds
+    /// the read's origins while it holds the objects (`ObjectContext.readOrigins`), and gives an
+    /// object a count of its own before it lets go of it (`holdOrigin()`).
+    @exclusivity(unchecked) private(set) var borrowsOrigin = false
     /// Its context's registry index holds it (a fetch's objects wait unindexed: see `registry`).
     @exclusivity(unchecked) var isIndexed = false
     /// Either flag changing changes who is a to-many's member: it moves the graph epoch.
@@ -91,7 +103,7 @@ public final class StoredObject {
     /// The object's ID, whose entity is always the object's own (an ID changes only from
     /// temporary to permanent): only its key is stored.
     var storedID: ObjectID {
-        get { ObjectID(entityName: layout.name, identity: identity) }
+        get { withLayout { ObjectID(entityName: $0.name, identity: identity) } }
         set {
             precondition(newValue.entityName == layout.name, "an object's ID names another entity")
             identity = newValue.identity
@@ -119,9 +131,10 @@ public final class StoredObject {
         get { originReference.takeUnretainedValue() }
         set {
             precondition(newValue.layout === layout && !holdsRecord, "an object's origin replaced by another entity's")
-            let old = originReference
+            let old = originReference, borrowed = borrowsOrigin
             originReference = Unmanaged.passRetained(newValue)
-            old.release()
+            borrowsOrigin = false
+            if !borrowed { old.release() }
         }
     }
 
@@ -143,7 +156,6 @@ public final class StoredObject {
 
     /// A new object of `origin`'s entity, holding its default values, with a temporary ID.
     init(inserting origin: ObjectOrigin) {
-        entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = ObjectID.temporary(entityName: origin.layout.name).identity
         currentStorage = origin.layout.defaultValues
@@ -153,7 +165,6 @@ public final class StoredObject {
     /// An object of `id` with no values yet (a fault, or one about to be filled).
     init(origin: ObjectOrigin, id: ObjectID) {
         assert(id.entityName == origin.layout.name, "an object's ID names another entity")
-        entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = id.identity
         currentStorage = origin.layout.nullValues
@@ -163,7 +174,6 @@ public final class StoredObject {
     /// An object of `id` read with `values` at record `version`: its ancestor.
     init(origin: ObjectOrigin, id: ObjectID, values: ObjectValues, version: UInt64) {
         assert(id.entityName == origin.layout.name, "an object's ID names another entity")
-        entity = EntityDescription(layout: origin.layout)
         originReference = Unmanaged.passRetained(origin)
         identity = id.identity
         currentStorage = values
@@ -175,8 +185,9 @@ public final class StoredObject {
     /// ancestor's too) in `record`, which ``ValueCodec/validate(_:layout:referencePosition:reference:valueOffsets:)``
     /// accepted.
     init(primaryKey: UInt64, record: RecordBytes, version: UInt64) {
-        entity = EntityDescription(layout: record.origin._withUnsafeGuaranteedRef { $0.layout })
-        originReference = record.origin.retain()
+        // Not retained: the read hands its origins to the context (see `borrowsOrigin`).
+        originReference = record.origin
+        borrowsOrigin = true
         identity = .permanent(primaryKey)
         currentStorage = nil
         holdsRecord = true
@@ -186,7 +197,20 @@ public final class StoredObject {
     }
 
     deinit {
-        originReference.release()
+        if !borrowsOrigin { originReference.release() }
+    }
+
+    /// Gives the object a reference count on its origin, if it has none (see `borrowsOrigin`):
+    /// its context's part, before it stops holding the origin for the object.
+    func holdOrigin() {
+        guard borrowsOrigin else { return }
+        _ = originReference.retain()
+        borrowsOrigin = false
+    }
+
+    /// Marks the origin the object borrows (see `borrowsOrigin`) as in use; nothing when it owns one.
+    func markBorrowedOrigin() {
+        if borrowsOrigin { originReference._withUnsafeGuaranteedRef { $0.isBorrowed = true } }
     }
 
     /// The values now, decoded. The choke point of every use of the values but the property
@@ -310,7 +334,7 @@ public final class StoredObject {
     @inline(__always)
     func noteGraphChange() {
         // Through `withContext`: `owner` retained and released the context per flag set.
-        if !layout.relationships.isEmpty, case .registered = lifecycle { _ = link?.withContext { $0.graphEpoch &+= 1 } }
+        if !withLayout({ $0.relationships.isEmpty }), case .registered = lifecycle { _ = link?.withContext { $0.graphEpoch &+= 1 } }
     }
 
     /// The object's ID: temporary until its first save (or `obtainPermanentIDs`), then
@@ -538,7 +562,7 @@ public final class StoredObject {
     /// The position of attribute `property`; an attribute the entity lacks stops the process.
     @inline(__always)
     private func position(of property: String) -> Int {
-        if let position = layout.index(of: property) { return position }
+        if let position = withLayout({ $0.index(of: property) }) { return position }
         unknownAttribute(property)
     }
 

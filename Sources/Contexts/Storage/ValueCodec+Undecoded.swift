@@ -47,9 +47,11 @@ extension ValueCodec {
         return layout.headersByName.withUnsafeBufferPointer { headers -> Bool in
             for _ in 0..<count {
                 let position: Int
-                if attributes > 0, headers[expected].matches(base, at: offset, end: end) {
-                    offset += headers[expected].count
-                    position = headers[expected].position
+                // Through a pointer: the header's fields read where they are, not the header copied first.
+                let header = headers.baseAddress.unsafelyUnwrapped + expected
+                if attributes > 0, header.pointee.matches(base, at: offset, end: end) {
+                    offset += header.pointee.count
+                    position = header.pointee.position
                     expected = expected + 1 == attributes ? 0 : expected + 1
                 } else {
                     guard let nameLength = length(base, end, &offset), nameLength > 0,
@@ -96,6 +98,11 @@ extension ValueCodec {
     @inline(__always)
     private static func isASCII(_ text: UnsafeRawBufferPointer, endingAt textEnd: Int, of base: UnsafeRawPointer) -> Bool {
         let count = text.count
+        if count >= 8 && count <= 16 {
+            // Two words, the second ending where the text does (they overlap below sixteen bytes).
+            let words = text.loadUnaligned(fromByteOffset: 0, as: UInt64.self) | text.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+            return words & 0x8080_8080_8080_8080 == 0
+        }
         guard count < 8, count > 0, textEnd >= 8 else { return Reader.isASCII(text) }
         let word = base.loadUnaligned(fromByteOffset: textEnd - 8, as: UInt64.self) &>> UInt64(8 * (8 - count))
         return word & 0x8080_8080_8080_8080 == 0
@@ -171,6 +178,7 @@ extension ValueCodec {
         case Tag.string.rawValue:
             // Valid UTF-8 (validated): copied in as it is.
             guard let length = length(base, end, &offset), length <= inlineLimit else { return nil }
+            if let small = SmallASCIIString.make(base, at: offset, count: length, end: end) { return .string(small) }
             let text = UnsafeRawBufferPointer(start: base + offset, count: length)
             return .string(String(unsafeUninitializedCapacity: length) { buffer in
                 UnsafeMutableRawBufferPointer(buffer).copyMemory(from: text)

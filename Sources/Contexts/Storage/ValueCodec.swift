@@ -526,6 +526,10 @@ package enum ValueCodec {
         mutating func text(in range: Range<Int>, advancing: Bool = false) throws(ValueCodecError) -> String {
             let raw = UnsafeRawBufferPointer(rebasing: bytes[range])
             if advancing { offset = range.upperBound }
+            // A short ASCII one (most names) is made as the small string it is, checked as it is made.
+            if let base = bytes.baseAddress, let small = SmallASCIIString.make(base, at: range.lowerBound, count: range.count, end: bytes.count) {
+                return small
+            }
             // ASCII (names always, most text) is valid UTF-8 as it is; anything else is
             // validated strictly, because `String(decoding:)` would repair it silently.
             if Self.isASCII(raw) {

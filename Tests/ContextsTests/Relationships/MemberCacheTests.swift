@@ -161,4 +161,43 @@ struct MemberCacheTests {
             }
         }
     }
+    @Test("the cache's table finds each owner's list per relationship, through growth, collisions and replacement")
+    func ownerListTableAgreesWithADictionary() {
+        let entity = EntityDescription("Person", attributes: [AttributeDescription("name", .string)])
+        let owners = (0..<3_000).map { _ in StoredObject(entity: entity) }
+        let members = (0..<7).map { _ in [StoredObject(entity: entity)] }
+        var table = OwnerListTable()
+        var model: [String: [StoredObject]] = [:]
+        func key(_ owner: Int, _ relationship: String) -> String { "\(owner) \(relationship)" }
+        func agrees() -> Bool {
+            owners.indices.allSatisfy { owner in
+                ["employees", "reports"].allSatisfy { relationship in
+                    let found = table.list(of: ObjectIdentifier(owners[owner]), relationship)
+                    let expected = model[key(owner, relationship)]
+                    return found?.count == expected?.count && zip(found ?? [], expected ?? []).allSatisfy { $0 === $1 }
+                }
+            }
+        }
+        #expect(agrees())
+        table.reserveCapacity(adding: 100)
+        for (position, owner) in owners.enumerated() where position % 3 != 1 {
+            let list = members[position % members.count]
+            table.set(list, of: ObjectIdentifier(owner), "employees")
+            model[key(position, "employees")] = list
+            if position % 2 == 0 {
+                table.set(members[(position + 1) % members.count], of: ObjectIdentifier(owner), "reports")
+                model[key(position, "reports")] = members[(position + 1) % members.count]
+            }
+        }
+        #expect(agrees())
+        for position in stride(from: 0, to: owners.count, by: 5) {
+            table.set([], of: ObjectIdentifier(owners[position]), "employees")
+            model[key(position, "employees")] = []
+        }
+        #expect(agrees())
+        table.removeAll()
+        model = [:]
+        #expect(agrees())
+    }
 }
+
