@@ -81,7 +81,7 @@ extension StoreCore {
             try waitForOverlaySpace()
             let view = try makeSnapshot(reserved: true)
             defer { view.close() }
-            var knownTables = overlay.withLock { state in Set(state.tableHandles.keys).union(state.pendingTables) }
+            var knownTables = overlay.withLock { state in KnownTables(handles: state.tableHandles, pending: state.pendingTables) }
             var groupVersions: [TableKey: RecordState] = [:]
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
@@ -162,7 +162,7 @@ extension StoreCore {
     /// an operation, 1.5M of a 20,000-operation batch.
     private func evaluate(_ batchOperations: consuming [WriteBatch.Operation], reader: inout StateReader,
                           viewVersion: UInt64, commitVersion: UInt64,
-                          group: inout [TableKey: RecordState], knownTables: inout Set<String>,
+                          group: inout [TableKey: RecordState], knownTables: inout KnownTables,
                           isLast: Bool, inserts: inout OverlayInserts) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64], payloadSize: Int)
     {
