@@ -84,7 +84,7 @@ struct BatchEvaluation {
     @inline(__always)
     mutating func evaluate(
         _ operation: consuming WriteBatch.Operation, tableKey: consuming TableKey, slot: inout RecordState,
-        reader: inout StateReader, group: [TableKey: RecordState], knownTables: inout Set<String>,
+        reader: inout StateReader, group: [TableKey: RecordState], knownTables: inout KnownTables,
         inserts: inout OverlayInserts
     ) throws(KVError) {
         switch consume operation {
@@ -144,7 +144,7 @@ struct BatchEvaluation {
     private mutating func put(
         table: consuming String, key: consuming [UInt8], value: consuming [UInt8], condition: Condition?,
         tableKey: consuming TableKey, slot: inout RecordState, reader: inout StateReader, group: [TableKey: RecordState],
-        knownTables: inout Set<String>, inserts: inout OverlayInserts
+        knownTables: inout KnownTables, inserts: inout OverlayInserts
     ) throws(KVError) {
         try resolve(&slot, of: tableKey, unconditional: condition == nil, reader: &reader, group: group)
         try noteTableOfPut(knownTables: &knownTables)
@@ -204,7 +204,7 @@ struct BatchEvaluation {
     /// Counts a put's table among the known ones. LMDB's table limit is fixed at open; past it
     /// the applier could not create the table, so refuse here, before anything is logged.
     @inline(__always)
-    private mutating func noteTableOfPut(knownTables: inout Set<String>) throws(KVError) {
+    private mutating func noteTableOfPut(knownTables: inout KnownTables) throws(KVError) {
         // Once a run: assigning the name on every put retained it (a long name is counted).
         guard runTable != lastTable else { return }
         if let table = runTable, !knownTables.contains(table) {

@@ -265,42 +265,55 @@ package enum LogRecordCodec {
         writer.bytes.append(contentsOf: repeatElement(0, count: LogFormat.recordHeaderSize + length))
         writer.bytes.withUnsafeMutableBytes { buffer in
             let raw = UnsafeMutableRawBufferPointer(rebasing: buffer[start...])
-            var offset = 4
-            @inline(__always) func store<T: FixedWidthInteger>(_ value: T) {
-                raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
-                offset += MemoryLayout<T>.size
-            }
-            @inline(__always) func copy(_ bytes: UnsafeRawBufferPointer) {
-                guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-                (raw.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
-                offset += bytes.count
-            }
-            store(UInt32(length))
-            store(commit.version)
-            store(durableVersion)
-            store(UInt32(commit.operations.count))
+            var cursor = RecordCursor(raw: raw, offset: 4)
+            cursor.store(UInt32(length))
+            cursor.store(commit.version)
+            cursor.store(durableVersion)
+            cursor.store(UInt32(commit.operations.count))
             // The operations are read in place through a pointer: iterating the array copied
             // each one out, retaining and releasing its key and value.
             commit.operations.withUnsafeBufferPointer { operations in
                 for index in operations.indices {
                     let operation = operations.baseAddress! + index
-                    store(LogFormat.kind(of: operation))
-                    store(UInt8(operation.pointee.table.utf8.count))
-                    if operation.pointee.table.utf8.withContiguousStorageIfAvailable({ copy(UnsafeRawBufferPointer($0)) }) == nil {
-                        Array(operation.pointee.table.utf8).withUnsafeBytes { copy($0) }
+                    cursor.store(LogFormat.kind(of: operation))
+                    cursor.store(UInt8(operation.pointee.table.utf8.count))
+                    if operation.pointee.table.utf8.withContiguousStorageIfAvailable({ cursor.copy(UnsafeRawBufferPointer($0)) }) == nil {
+                        Array(operation.pointee.table.utf8).withUnsafeBytes { cursor.copy($0) }
                     }
-                    store(UInt16(operation.pointee.key.count))
-                    operation.pointee.key.withUnsafeBytes { copy($0) }
-                    store(operation.pointee.recordVersion)
+                    cursor.store(UInt16(operation.pointee.key.count))
+                    operation.pointee.key.withUnsafeBytes { cursor.copy($0) }
+                    cursor.store(operation.pointee.recordVersion)
                     if operation.pointee.value != nil {
-                        store(UInt32(operation.pointee.value!.count))
-                        operation.pointee.value!.withUnsafeBytes { copy($0) }
+                        cursor.store(UInt32(operation.pointee.value!.count))
+                        operation.pointee.value!.withUnsafeBytes { cursor.copy($0) }
                     }
                 }
             }
-            precondition(offset == LogFormat.recordHeaderSize + length, "payloadSize disagrees with the encoding")
-            let crc = crc32c(UnsafeRawBufferPointer(rebasing: raw[4..<offset]))
+            precondition(cursor.offset == LogFormat.recordHeaderSize + length, "payloadSize disagrees with the encoding")
+            let crc = crc32c(UnsafeRawBufferPointer(rebasing: raw[4..<cursor.offset]))
             raw.storeBytes(of: crc.littleEndian, toByteOffset: 0, as: UInt32.self)
+        }
+    }
+
+    /// Where `encode` writes next in a record's bytes. A struct the encoder owns, not local
+    /// functions capturing the offset: a captured variable was checked for exclusive access at
+    /// run time on each write, 16 checks of about 76 instructions each for a one-record commit
+    /// (5% of a `commit-1` commit's instructions).
+    private struct RecordCursor {
+        let raw: UnsafeMutableRawBufferPointer
+        var offset: Int
+
+        @inline(__always)
+        mutating func store<T: FixedWidthInteger>(_ value: T) {
+            raw.storeBytes(of: value.littleEndian, toByteOffset: offset, as: T.self)
+            offset += MemoryLayout<T>.size
+        }
+
+        @inline(__always)
+        mutating func copy(_ bytes: UnsafeRawBufferPointer) {
+            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
+            (raw.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
+            offset += bytes.count
         }
     }
 

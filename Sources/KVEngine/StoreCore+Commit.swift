@@ -81,7 +81,7 @@ extension StoreCore {
             try waitForOverlaySpace()
             let view = try makeSnapshot(reserved: true)
             defer { view.close() }
-            var knownTables = overlay.withLock { state in Set(state.tableHandles.keys).union(state.pendingTables) }
+            var knownTables = overlay.withLock { state in KnownTables(handles: state.tableHandles, pending: state.pendingTables) }
             var groupVersions: [TableKey: RecordState] = [:]
             var nextVersion = view.version + 1
             var commits: [LoggedCommit] = []
@@ -155,21 +155,25 @@ extension StoreCore {
     ///
     /// `commitVersion`: the version the batch gets if it writes (its version-keyed puts' key).
     ///
-    /// The operations are consumed one by one (see `BatchEvaluation`): each is swapped out of
-    /// the array for a placeholder that holds nothing to count references of.
+    /// The operations are consumed one by one (see `BatchEvaluation`): reversed in place, then
+    /// each moved out of the array's end (`removeLast`), so the array is empty when it is
+    /// freed. A placeholder swapped in for each, instead, left one per operation for the
+    /// array's end to destroy, each through the enum's destroy function: about 90 instructions
+    /// an operation, 1.5M of a 20,000-operation batch.
     private func evaluate(_ batchOperations: consuming [WriteBatch.Operation], reader: inout StateReader,
                           viewVersion: UInt64, commitVersion: UInt64,
-                          group: inout [TableKey: RecordState], knownTables: inout Set<String>,
+                          group: inout [TableKey: RecordState], knownTables: inout KnownTables,
                           isLast: Bool, inserts: inout OverlayInserts) throws(KVError)
         -> (operations: [LoggedOperation], versions: [UInt64], payloadSize: Int)
     {
         var operations = batchOperations
         let count = operations.count
+        // Moves only: a buffer's `swapAt` moves its elements, never copies (retains) them.
+        operations.withUnsafeMutableBufferPointer { $0.reverse() }
         var evaluation = BatchEvaluation(viewVersion: viewVersion, commitVersion: commitVersion, tableLimit: options.maxTables - 1)
         evaluation.versions.reserveCapacity(count)
         evaluation.operations.reserveCapacity(count)
         inserts.reserve(count)
-        let placeholder = WriteBatch.Operation.check(table: "", key: [], condition: .absent)
         var next = 0
         // The group's last batch (often its only one) keeps no states for later batches. While
         // each of its keys' digests differs from the ones before, so do the keys, and no
@@ -182,8 +186,7 @@ extension StoreCore {
         if isLast {
             var seen = DigestSet(capacity: count > 1 ? count : 0)
             while next < count {
-                var operation = placeholder
-                swap(&operation, &operations[next])
+                let operation = operations.removeLast()
                 let tableKey = evaluation.tableKey(of: operation)
                 if count > 1, !seen.insert(tableKey.digest) {
                     local = evaluation.statesLeft()
@@ -205,8 +208,7 @@ extension StoreCore {
             local.reserveCapacity(count)
         }
         while next < count {
-            var operation = placeholder
-            swap(&operation, &operations[next])
+            let operation = operations.removeLast()
             let tableKey = evaluation.tableKey(of: operation)
             try evaluation.evaluate(operation, tableKey: tableKey, slot: &local[tableKey, default: .unresolved],
                                     reader: &reader, group: group, knownTables: &knownTables, inserts: &inserts)
