@@ -11,17 +11,21 @@
 struct KeyFilter {
     private let counts: UnsafeMutablePointer<UInt8>
     private let mask: Int
+    /// The size of `counts` as `LargeBuffers` handed it out.
+    private let byteCount: Int
 
     /// Slots for a table of `buckets` buckets.
     static func slots(forBuckets buckets: Int) -> Int { buckets * 8 }
 
-    init(slots: Int) {
-        counts = .allocate(capacity: slots)
+    /// Every count zero, the storage from `buffers`.
+    init(slots: Int, buffers: LargeBuffers) {
+        (counts, _, byteCount) = buffers.allocate(UInt8.self, capacity: slots)
         counts.initialize(repeating: 0, count: slots)
         mask = slots - 1
     }
 
-    func deallocate() { counts.deallocate() }
+    /// Gives the storage back to `buffers`, the one it came from.
+    func deallocate(to buffers: LargeBuffers) { buffers.deallocate(counts, byteCount: byteCount) }
 
     /// The number of slots.
     var slotCount: Int { mask + 1 }
