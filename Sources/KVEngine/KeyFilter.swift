@@ -1,3 +1,5 @@
+import CLMDB
+
 /// A counting filter over the overlay's keys: a point read whose key it rules out skips the
 /// overlay's probe, and so the keyed hash (SipHash) the probe needs, about 430 instructions
 /// of a read that costs LMDB 1,150. A reader beside a busy writer holds a few hundred
@@ -54,6 +56,10 @@ struct KeyFilter {
     func mayHold(hash: UInt32) -> Bool { counts[Int(hash) & mask] != 0 }
 
     func add(_ key: UnsafeRawBufferPointer) { add(hash: KeyFilter.hash(of: key)) }
+
+    /// Starts loading the count of the key whose `hash(of:)` is `hash`.
+    @inline(__always)
+    func prefetch(hash: UInt32) { cairn_prefetch_for_write(counts + (Int(hash) & mask)) }
 
     /// Counts the key whose `hash(of:)` is `hash`.
     func add(hash: UInt32) {

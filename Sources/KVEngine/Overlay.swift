@@ -204,6 +204,9 @@ package struct OverlayState {
         // commits. So a replaced version is kept only for the snapshots open now.
         let intervals = neededIntervals
         while let (key, entry, filterHash, byteCount) = inserts.takeNext() {
+            if added > OverlayState.prefetchFrom, let (digest, hash) = inserts.upcoming(OverlayState.prefetchDistance) {
+                entries.prefetch(digest: digest, filterHash: hash)
+            }
             // Batches write runs of one table: look the table up once per run.
             if key.table != lastTable {
                 if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
@@ -232,6 +235,11 @@ package struct OverlayState {
         largestPublishBytes = max(largestPublishBytes, bytes - bytesBefore)
         return replaced
     }
+
+    /// A publish of more writes than this prefetches each one's bucket `prefetchDistance`
+    /// writes ahead (`OverlayTable.prefetch`): enough misses in flight to hide their latency.
+    static let prefetchFrom = 1024
+    static let prefetchDistance = 8
 
     /// Drops every entry and unapplied commit: a reader's overlay whose commits reopening
     /// the writer lost (`StoreCore.rejoin`), after its snapshots that could read them expired.

@@ -80,6 +80,15 @@ package struct OverlayInserts: ~Copyable {
         count = mark
     }
 
+    /// The digest and key-filter hash of the write `distance` places after the next one, if
+    /// there is one: a publish prefetches where it goes.
+    @inline(__always)
+    package func upcoming(_ distance: Int) -> (digest: UInt64, filterHash: UInt32)? {
+        let index = taken + distance
+        guard index < count else { return nil }
+        return ((base + index).pointee.key.digest, (base + index).pointee.filterHash)
+    }
+
     /// The next write, moved out; nil when every write was taken.
     package mutating func takeNext() -> (key: TableKey, entry: OverlayEntry, filterHash: UInt32, byteCount: Int)? {
         guard taken < count else { return nil }
