@@ -115,6 +115,9 @@ package struct OverlayVersions {
 package struct OverlayState {
     /// Per table and key: the versions not yet pruned.
     package var entries = OverlayTable()
+    /// Where each table after the first takes its large buffers: the one the applier dropped
+    /// serves the next (`LargeBuffers`). Tests give their own.
+    var buffers = LargeBuffers.shared
     /// How many keys of each table `entries` holds (tables with none are absent). A scan of
     /// a table the overlay holds nothing of skips it, instead of walking every other table's
     /// keys: a context fetching one entity while another's large import is not yet applied.
@@ -244,7 +247,7 @@ package struct OverlayState {
     /// Drops every entry and unapplied commit: a reader's overlay whose commits reopening
     /// the writer lost (`StoreCore.rejoin`), after its snapshots that could read them expired.
     mutating func discardEntries() {
-        entries = OverlayTable()
+        entries = OverlayTable(buffers: buffers)
         keysPerTable = [:]
         bytes = 0
         unapplied = []
@@ -275,7 +278,7 @@ package struct OverlayState {
         if intervals.isEmpty && unapplied.count - unappliedHead == count {
             // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
             let dropped = (entries, unapplied)
-            entries = OverlayTable()
+            entries = OverlayTable(buffers: buffers)
             keysPerTable = [:]
             bytes = 0
             unapplied = []

@@ -56,6 +56,42 @@ import Testing
         }
     }
 
+    /// A long-lived store: the applier drops the overlay's whole table once LMDB holds it
+    /// (`didApply`), and the next large publish builds its table on that table's buffers, and
+    /// holds exactly its own writes.
+    @Test func aLongLivedOverlaysNextPublishTakesTheTableTheApplierDropped() {
+        let buffers = LargeBuffers()
+        var state = OverlayState()
+        state.buffers = buffers
+        state.entries = OverlayTable(buffers: buffers)
+        let keys = (0..<20_000).map { TableKey(table: "items", key: Array("item-\($0)".utf8)) }
+        var reusesBefore = 0
+        for version in UInt64(1)...3 {
+            do {
+                var inserts = OverlayInserts(capacity: keys.count, buffers: buffers)
+                for (number, key) in keys.enumerated() where (number + Int(version)) % 2 == 0 {
+                    inserts.append(key: key, entry: OverlayEntry(commitVersion: version, recordVersion: version, value: [UInt8(version)]))
+                }
+                _ = state.publish([LoggedCommit(version: version, operations: [])], inserts: &inserts)
+            }
+            if version > 1 {
+                #expect(buffers.counts.reuses >= reusesBefore + 2, "publish \(version) built its table afresh")
+            }
+            #expect(state.entries.count == keys.count / 2)
+            for (number, key) in keys.enumerated() {
+                let held = state.entries[key]?.newest
+                #expect((held != nil) == ((number + Int(version)) % 2 == 0), "publish \(version), key \(number)")
+                if let held { #expect(held.commitVersion == version && held.value == [UInt8(version)]) }
+            }
+            let dropped = state.didApply(through: version, count: 1, newTables: [:])
+            #expect(dropped != nil, "the applier kept the table")
+            #expect(state.entries.isEmpty)
+            _ = consume dropped
+            reusesBefore = buffers.counts.reuses
+            #expect(buffers.counts.buffers >= 2, "the dropped table's buffers were not kept")
+        }
+    }
+
     @Test func theBoundHoldsAndTheOldestGoesFirst() {
         let buffers = LargeBuffers(minimumBytes: 100_000, maximumBytes: 1_000_000, maximumCount: 3)
         for _ in 0..<5 { keepDirty(buffers, byteCount: 300_000) }
