@@ -1,3 +1,5 @@
+import CLMDB
+
 /// A counting filter over the overlay's keys: a point read whose key it rules out skips the
 /// overlay's probe, and so the keyed hash (SipHash) the probe needs, about 430 instructions
 /// of a read that costs LMDB 1,150. A reader beside a busy writer holds a few hundred
@@ -11,17 +13,21 @@
 struct KeyFilter {
     private let counts: UnsafeMutablePointer<UInt8>
     private let mask: Int
+    /// The size of `counts` as `LargeBuffers` handed it out.
+    private let byteCount: Int
 
     /// Slots for a table of `buckets` buckets.
     static func slots(forBuckets buckets: Int) -> Int { buckets * 8 }
 
-    init(slots: Int) {
-        counts = .allocate(capacity: slots)
+    /// Every count zero, the storage from `buffers`.
+    init(slots: Int, buffers: LargeBuffers) {
+        (counts, _, byteCount) = buffers.allocate(UInt8.self, capacity: slots)
         counts.initialize(repeating: 0, count: slots)
         mask = slots - 1
     }
 
-    func deallocate() { counts.deallocate() }
+    /// Gives the storage back to `buffers`, the one it came from.
+    func deallocate(to buffers: LargeBuffers) { buffers.deallocate(counts, byteCount: byteCount) }
 
     /// The number of slots.
     var slotCount: Int { mask + 1 }
@@ -50,6 +56,10 @@ struct KeyFilter {
     func mayHold(hash: UInt32) -> Bool { counts[Int(hash) & mask] != 0 }
 
     func add(_ key: UnsafeRawBufferPointer) { add(hash: KeyFilter.hash(of: key)) }
+
+    /// Starts loading the count of the key whose `hash(of:)` is `hash`.
+    @inline(__always)
+    func prefetch(hash: UInt32) { cairn_prefetch_for_write(counts + (Int(hash) & mask)) }
 
     /// Counts the key whose `hash(of:)` is `hash`.
     func add(hash: UInt32) {

@@ -115,6 +115,9 @@ package struct OverlayVersions {
 package struct OverlayState {
     /// Per table and key: the versions not yet pruned.
     package var entries = OverlayTable()
+    /// Where each table after the first takes its large buffers: the one the applier dropped
+    /// serves the next (`LargeBuffers`). Tests give their own.
+    var buffers = LargeBuffers.shared
     /// How many keys of each table `entries` holds (tables with none are absent). A scan of
     /// a table the overlay holds nothing of skips it, instead of walking every other table's
     /// keys: a context fetching one entity while another's large import is not yet applied.
@@ -204,6 +207,9 @@ package struct OverlayState {
         // commits. So a replaced version is kept only for the snapshots open now.
         let intervals = neededIntervals
         while let (key, entry, filterHash, byteCount) = inserts.takeNext() {
+            if added > OverlayState.prefetchFrom, let (digest, hash) = inserts.upcoming(OverlayState.prefetchDistance) {
+                entries.prefetch(digest: digest, filterHash: hash)
+            }
             // Batches write runs of one table: look the table up once per run.
             if key.table != lastTable {
                 if let lastTable, newKeysInRun > 0 { keysPerTable[lastTable, default: 0] += newKeysInRun }
@@ -233,10 +239,15 @@ package struct OverlayState {
         return replaced
     }
 
+    /// A publish of more writes than this prefetches each one's bucket `prefetchDistance`
+    /// writes ahead (`OverlayTable.prefetch`): enough misses in flight to hide their latency.
+    static let prefetchFrom = 1024
+    static let prefetchDistance = 8
+
     /// Drops every entry and unapplied commit: a reader's overlay whose commits reopening
     /// the writer lost (`StoreCore.rejoin`), after its snapshots that could read them expired.
     mutating func discardEntries() {
-        entries = OverlayTable()
+        entries = OverlayTable(buffers: buffers)
         keysPerTable = [:]
         bytes = 0
         unapplied = []
@@ -267,7 +278,7 @@ package struct OverlayState {
         if intervals.isEmpty && unapplied.count - unappliedHead == count {
             // Everything is in LMDB and no snapshot reads the overlay: drop it whole.
             let dropped = (entries, unapplied)
-            entries = OverlayTable()
+            entries = OverlayTable(buffers: buffers)
             keysPerTable = [:]
             bytes = 0
             unapplied = []

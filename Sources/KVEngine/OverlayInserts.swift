@@ -19,12 +19,15 @@ package struct OverlayInserts: ~Copyable {
 
     private var base: UnsafeMutablePointer<Write>
     private var capacity: Int
+    /// Where the buffer comes from and goes back to, and its size as handed out.
+    private let buffers: LargeBuffers
+    private var byteCount: Int
     package private(set) var count = 0
     private var taken = 0
 
-    package init(capacity: Int = 0) {
-        self.capacity = max(capacity, 1)
-        base = .allocate(capacity: self.capacity)
+    package init(capacity: Int = 0, buffers: LargeBuffers = .shared) {
+        self.buffers = buffers
+        (base, self.capacity, byteCount) = buffers.allocate(Write.self, capacity: max(capacity, 1))
     }
 
     /// The writes of commits read from the log (recovery, a reader following the log).
@@ -47,18 +50,18 @@ package struct OverlayInserts: ~Copyable {
 
     deinit {
         (base + taken).deinitialize(count: count - taken)
-        base.deallocate()
+        buffers.deallocate(base, byteCount: byteCount)
     }
 
     /// Makes room for `additional` more writes.
     package mutating func reserve(_ additional: Int) {
         guard count + additional > capacity else { return }
-        let grown = max(count + additional, capacity * 2)
-        let buffer = UnsafeMutablePointer<Write>.allocate(capacity: grown)
+        let (buffer, grown, grownBytes) = buffers.allocate(Write.self, capacity: max(count + additional, capacity * 2))
         (buffer + taken).moveInitialize(from: base + taken, count: count - taken)
-        base.deallocate()
+        buffers.deallocate(base, byteCount: byteCount)
         base = buffer
         capacity = grown
+        byteCount = grownBytes
     }
 
     /// Adds the write of `entry` under `key`.
@@ -75,6 +78,15 @@ package struct OverlayInserts: ~Copyable {
         precondition(mark >= taken && mark <= count, "OverlayInserts: no writes from \(mark)")
         (base + mark).deinitialize(count: count - mark)
         count = mark
+    }
+
+    /// The digest and key-filter hash of the write `distance` places after the next one, if
+    /// there is one: a publish prefetches where it goes.
+    @inline(__always)
+    package func upcoming(_ distance: Int) -> (digest: UInt64, filterHash: UInt32)? {
+        let index = taken + distance
+        guard index < count else { return nil }
+        return ((base + index).pointee.key.digest, (base + index).pointee.filterHash)
     }
 
     /// The next write, moved out; nil when every write was taken.

@@ -17,7 +17,7 @@ extension OverlayState {
         let old = entries
         // Sized for as many keys as the old one held: it fills again as fast, and is then not
         // rehashed through every doubling.
-        entries = OverlayTable(capacity: old.count)
+        entries = OverlayTable(capacity: old.count, buffers: buffers)
         keysPerTable = [:]
         bytes = 0
         keptForSnapshots = false

@@ -1,3 +1,5 @@
+import CLMDB
+
 /// The overlay's keys and their versions: an open-addressing hash table that keeps each key
 /// beside its versions.
 ///
@@ -22,36 +24,45 @@ package final class OverlayTable {
         var versions: OverlayVersions
     }
 
-    private var buckets: UnsafeMutablePointer<Bucket>
+    /// Unchecked, as `filter` and `count` below: the table is used only under the overlay
+    /// lock, and the runtime's check of each access in a publish's loop cost more than its
+    /// prefetches saved.
+    @exclusivity(unchecked) private var buckets: UnsafeMutablePointer<Bucket>
     /// 1 where the bucket at that index holds a key.
-    private var used: UnsafeMutablePointer<UInt8>
-    private var mask: Int
+    @exclusivity(unchecked) private var used: UnsafeMutablePointer<UInt8>
+    @exclusivity(unchecked) private var mask: Int
+    /// Where the buckets and the occupancy bytes come from and go back to, and their sizes
+    /// as it handed them out.
+    private let buffers: LargeBuffers
+    private var bucketBytes: Int
+    private var usedBytes: Int
     /// Which key bytes the table may hold, sized with the buckets (see `KeyFilter`).
     /// Unchecked: the table is used only under the overlay lock, and the runtime's check of
     /// each access cost more than the filter's own work.
     @exclusivity(unchecked) private var filter: KeyFilter
     /// How many keys the table holds.
-    package private(set) var count = 0
+    @exclusivity(unchecked) package private(set) var count = 0
 
     var isEmpty: Bool { count == 0 }
 
-    /// An empty table with room for `capacity` keys before it grows.
-    package init(capacity: Int = 0) {
+    /// An empty table with room for `capacity` keys before it grows, its storage from `buffers`.
+    package init(capacity: Int = 0, buffers: LargeBuffers = .shared) {
         let size = OverlayTable.size(for: capacity)
-        buckets = .allocate(capacity: size)
-        used = .allocate(capacity: size)
+        self.buffers = buffers
+        (buckets, _, bucketBytes) = buffers.allocate(Bucket.self, capacity: size)
+        (used, _, usedBytes) = buffers.allocate(UInt8.self, capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
-        filter = KeyFilter(slots: KeyFilter.slots(forBuckets: size))
+        filter = KeyFilter(slots: KeyFilter.slots(forBuckets: size), buffers: buffers)
     }
 
     deinit {
         // Bucket by bucket: `deinitialize(count:)` destroys through the runtime's generic
         // array code.
         for index in 0...mask where used[index] != 0 { _ = (buckets + index).move() }
-        buckets.deallocate()
-        used.deallocate()
-        filter.deallocate()
+        buffers.deallocate(buckets, byteCount: bucketBytes)
+        buffers.deallocate(used, byteCount: usedBytes)
+        filter.deallocate(to: buffers)
     }
 
     /// False when the table holds no key (of any table) with these bytes: a point read can
@@ -127,6 +138,17 @@ package final class OverlayTable {
     package func key(at index: Int) -> TableKey {
         precondition(used[index] != 0, "OverlayTable: no key at bucket \(index)")
         return buckets[index].key
+    }
+
+    /// Starts loading what inserting the key of `digest` and `filterHash` touches first: its
+    /// home bucket, occupancy byte and filter count. A large publish's keys land all over a
+    /// table larger than the cache, and each probe otherwise waits for those loads in turn.
+    @inline(__always)
+    package func prefetch(digest: UInt64, filterHash: UInt32) {
+        let index = Int(truncatingIfNeeded: digest) & mask
+        cairn_prefetch_for_write(used + index)
+        cairn_prefetch_for_write(buckets + index)
+        filter.prefetch(hash: filterHash)
     }
 
     /// Makes `entry` the newest version of `key`, adding the key when the table does not hold
@@ -225,12 +247,13 @@ package final class OverlayTable {
 
     private func resize(to size: Int) {
         let oldBuckets = buckets, oldUsed = used, oldSize = mask + 1
-        buckets = .allocate(capacity: size)
-        used = .allocate(capacity: size)
+        let oldBucketBytes = bucketBytes, oldUsedBytes = usedBytes
+        (buckets, _, bucketBytes) = buffers.allocate(Bucket.self, capacity: size)
+        (used, _, usedBytes) = buffers.allocate(UInt8.self, capacity: size)
         used.initialize(repeating: 0, count: size)
         mask = size - 1
-        filter.deallocate()
-        filter = KeyFilter(slots: KeyFilter.slots(forBuckets: size))
+        filter.deallocate(to: buffers)
+        filter = KeyFilter(slots: KeyFilter.slots(forBuckets: size), buffers: buffers)
         for old in 0..<oldSize where oldUsed[old] != 0 {
             var index = Int(truncatingIfNeeded: (oldBuckets + old).pointee.key.digest) & mask
             while used[index] != 0 { index = (index + 1) & mask }
@@ -238,7 +261,7 @@ package final class OverlayTable {
             used[index] = 1
             (buckets + index).pointee.key.key.withUnsafeBytes { filter.add($0) }
         }
-        oldBuckets.deallocate()
-        oldUsed.deallocate()
+        buffers.deallocate(oldBuckets, byteCount: oldBucketBytes)
+        buffers.deallocate(oldUsed, byteCount: oldUsedBytes)
     }
 }

@@ -1,5 +1,5 @@
 import Testing
-import KVEngine
+@testable import KVEngine
 
 /// `OverlayInserts` moves a group's writes in and out of memory it manages itself: a write
 /// taken twice, or one never taken and never released, would be a double free or a leak of
@@ -33,5 +33,29 @@ import KVEngine
         }
         // Dropped with ten writes never taken: each value is referenced by `values` alone.
         for index in values.indices { #expect(isUnique(&values[index]), "value \(index)") }
+    }
+
+    /// A publish prefetches the bucket of the write `upcoming` names: it must be the write that
+    /// many places after the next one, and none past the last (a stale one only wastes a load).
+    @Test func upcomingNamesTheWriteThatManyPlacesAheadAndNoneBeyond() {
+        var inserts = OverlayInserts(capacity: 4)
+        let keys = (0..<10).map { TableKey(table: "t", key: [UInt8($0), 1, 2]) }
+        for (number, key) in keys.enumerated() {
+            inserts.append(key: key, entry: OverlayEntry(commitVersion: UInt64(number), recordVersion: 1, value: nil))
+        }
+        let hashes = keys.map { key in key.key.withUnsafeBytes { KeyFilter.hash(of: $0) } }
+        #expect(inserts.upcoming(0)?.digest == keys[0].digest)
+        for taken in 0..<10 {
+            for distance in 0..<4 {
+                let ahead = inserts.upcoming(distance)
+                if taken + distance < 10 {
+                    #expect(ahead?.digest == keys[taken + distance].digest, "taken \(taken), distance \(distance)")
+                    #expect(ahead?.filterHash == hashes[taken + distance])
+                } else {
+                    #expect(ahead == nil, "taken \(taken), distance \(distance): past the last write")
+                }
+            }
+            #expect(inserts.takeNext()?.key == keys[taken])
+        }
     }
 }
