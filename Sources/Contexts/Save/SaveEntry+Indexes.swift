@@ -14,7 +14,8 @@ extension SaveEntry {
     /// (`ancestorValue(at:)`): making its values copied each changed object's buffer.
     /// `recent`: the keys the save's last delete got, which a delete of the same values copies.
     mutating func appendIndexOperations(to batch: inout StorageBatch, recent: inout RecentIndexKeys) {
-        let indexes = object.entity.layout.indexes
+        // Through `withLayout`: the entity's description and layout retained and released each.
+        let indexes = object.withLayout { $0.indexes }
         guard !indexes.isEmpty, let primaryKey = id.primaryKey else { return }
         let hasOld: Bool, hasNew: Bool
         switch step {
@@ -36,12 +37,9 @@ extension SaveEntry {
             if !hasNew, index.positions.count == 1 {
                 // Compared with the last delete's value without reading this one (a record
                 // not decoded yet is compared in place).
-                let slot = index.positions[0], oldKey: [UInt8]
-                if let last = recent.lastValue(of: index, at: position), ancestorValue(at: slot, equals: last) {
-                    oldKey = recent.lastKey(at: position, primaryKey: primaryKey)
-                } else {
-                    oldKey = recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: slot))
-                }
+                let slot = index.positions[0]
+                let oldKey = recent.lastKey(of: index, at: position, primaryKey: primaryKey) { ancestorValue(at: slot, equals: $0) }
+                    ?? recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: slot))
                 batch.deleteUnversioned(oldKey, in: index.tableName)
                 continue
             }
