@@ -417,13 +417,12 @@ extension ObjectContext {
         var deleted = PostedListMatch(
             posted: willSave.deleted, canMatch: deletes == willSave.deleted.count && report.deletedObjectIDs.isEmpty,
             capacity: deletes)
-        // Made for the first saved deletion, shared by the others.
-        var deletionSaved: Forgetting? = nil
+        // Shared by the saved deletions. A constant, and the object and ID read from the entry in
+        // place, not bound to locals: each binding cost a retain and a release per entry.
+        let deletionSaved = deletes == 0 ? nil : Forgetting(reason: "its deletion was saved", contextName: name)
         while let entry = entries.popLast() {
-            let object = entry.object
-            let id = entry.id
-            object.conflictCheckMark = false
-            object.membershipChangedFlag = false
+            entry.object.conflictCheckMark = false
+            entry.object.membershipChangedFlag = false
             for retired in entry.retiredRecords { deleted.append(retired.id) }
             switch entry.step {
             case .insert, .update:
@@ -431,50 +430,49 @@ extension ObjectContext {
                 // Written values are the object's own unless a policy chose others: then the
                 // object keeps its buffer, and only the ancestor moves (an assignment retains
                 // the new buffer and releases the old).
-                if !entry.values.sharesStorage(with: object.current) { object.current = entry.values }
-                object.ancestorValues = object.current
-                object.ancestorVersion = versionOfEntry[entries.count] ?? 0
-                object.insertedFlag = false
-                object.deletedFlag = false
+                if !entry.values.sharesStorage(with: entry.object.current) { entry.object.current = entry.values }
+                entry.object.ancestorValues = entry.object.current
+                entry.object.ancestorVersion = versionOfEntry[entries.count] ?? 0
+                entry.object.insertedFlag = false
+                entry.object.deletedFlag = false
                 if entry.isConstraintMerge {
-                    if let temporary = temporaryID(of: object) { report.temporaryIDs[id] = temporary }
-                    takeOverID(of: object, to: id)
+                    if let temporary = temporaryID(of: entry.object) { report.temporaryIDs[entry.id] = temporary }
+                    takeOverID(of: entry.object, to: entry.id)
                 } else {
-                    changeID(of: object, to: id)
+                    changeID(of: entry.object, to: entry.id)
                 }
                 if wasStored {
-                    updated.append(id)
+                    updated.append(entry.id)
                 } else {
-                    inserted.append(id)
-                    if let temporary = temporaryIDOfPermanent[id] { report.temporaryIDs[id] = temporary }
+                    inserted.append(entry.id)
+                    if let temporary = temporaryIDOfPermanent[entry.id] { report.temporaryIDs[entry.id] = temporary }
                 }
             case .delete, .dropDeleted:
-                deleted.append(id)
-                if deletionSaved == nil { deletionSaved = Forgetting(reason: "its deletion was saved", contextName: name) }
-                forget(object, deletionSaved.unsafelyUnwrapped)
+                deleted.append(entry.id)
+                forget(entry.object, deletionSaved.unsafelyUnwrapped)
             case .check where entry.isConstraintMerge:
                 // Merged into a stored object that already held every value: nothing written.
-                object.current = entry.values
-                object.ancestorValues = entry.values
-                object.ancestorVersion = versionOfEntry[entries.count] ?? entry.ancestorVersion
-                object.insertedFlag = false
-                object.deletedFlag = false
-                if let temporary = temporaryID(of: object) { report.temporaryIDs[id] = temporary }
-                takeOverID(of: object, to: id)
-                tookStore.append(id)
+                entry.object.current = entry.values
+                entry.object.ancestorValues = entry.values
+                entry.object.ancestorVersion = versionOfEntry[entries.count] ?? entry.ancestorVersion
+                entry.object.insertedFlag = false
+                entry.object.deletedFlag = false
+                if let temporary = temporaryID(of: entry.object) { report.temporaryIDs[entry.id] = temporary }
+                takeOverID(of: entry.object, to: entry.id)
+                tookStore.append(entry.id)
             case .check:
                 break
             case .discardInsert:
-                forget(object, reason: "the merge policy discarded its insert: a stored object holds its values of a uniqueness constraint")
+                forget(entry.object, reason: "the merge policy discarded its insert: a stored object holds its values of a uniqueness constraint")
             case let .takeStore(values, version):
-                tookStore.append(id)
+                tookStore.append(entry.id)
                 if let values {
-                    object.current = values
-                    object.ancestorValues = values
-                    object.ancestorVersion = version
-                    object.deletedFlag = false
+                    entry.object.current = values
+                    entry.object.ancestorValues = values
+                    entry.object.ancestorVersion = version
+                    entry.object.deletedFlag = false
                 } else {
-                    forget(object, reason: "the store deleted it and the merge policy took the store's state")
+                    forget(entry.object, reason: "the store deleted it and the merge policy took the store's state")
                 }
             }
         }
