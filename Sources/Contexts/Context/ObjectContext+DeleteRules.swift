@@ -111,22 +111,28 @@ extension ObjectContext {
         let raisesOwnerVersion = back?.description.deleteRule == .nullify && !ownerObject.insertedFlag
         checkQueue()
         var epochToMove = false
-        for member in members {
-            // `delete(_:cascadedFrom:)`'s steps for a saved, loaded member not deleted yet.
-            if sole, member.withLayout({ $0 === layout }), !member.deletedFlag, !member.insertedFlag, !member.isFaultStorage {
+        for index in members.indices {
+            // `delete(_:cascadedFrom:)`'s steps for a saved, loaded member not deleted yet. The
+            // member is used without a count of its own (the list holds it): iterating the list
+            // retained and released each.
+            let deletedHere = Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
+                guard sole, member.withLayout({ $0 === layout }), !member.deletedFlag, !member.insertedFlag, !member.isFaultStorage
+                else { return false }
                 checkOwnership(member, "delete(_:)")
-                if member.value(at: position, equals: reference) {
-                    member.setDeletedLeavingEpoch()
-                    epochToMove = true
-                    if raisesOwnerVersion { ownerObject.membershipChangedFlag = true }
-                    continue
-                }
+                guard member.value(at: position, equals: reference) else { return false }
+                member.setDeletedLeavingEpoch()
+                if raisesOwnerVersion { ownerObject.membershipChangedFlag = true }
+                return true
+            }
+            if deletedHere {
+                epochToMove = true
+                continue
             }
             if epochToMove {
                 graphEpoch &+= 1
                 epochToMove = false
             }
-            delete(member, cascadedFrom: owner)
+            delete(members[index], cascadedFrom: owner)
         }
         if epochToMove { graphEpoch &+= 1 }
     }
