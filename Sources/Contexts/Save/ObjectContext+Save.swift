@@ -418,9 +418,10 @@ extension ObjectContext {
         var deleted = PostedListMatch(
             posted: willSave.deleted, canMatch: deletes == willSave.deleted.count && report.deletedObjectIDs.isEmpty,
             capacity: deletes)
-        // Shared by the saved deletions. A constant, and the object and ID read from the entry in
-        // place, not bound to locals: each binding cost a retain and a release per entry.
-        let deletionSaved = deletes == 0 ? nil : Forgetting(reason: "its deletion was saved", contextName: name)
+        // Shared by the saved deletions. A constant (not optional: unwrapping it retained and
+        // released it per deletion), and the object and ID read from the entry in place, not
+        // bound to locals: each binding cost a retain and a release per entry.
+        let deletionSaved = Forgetting(reason: "its deletion was saved", contextName: name)
         while let entry = entries.popLast() {
             entry.object.conflictCheckMark = false
             entry.object.membershipChangedFlag = false
@@ -450,7 +451,7 @@ extension ObjectContext {
                 }
             case .delete, .dropDeleted:
                 deleted.append(entry.id)
-                forget(entry.object, deletionSaved.unsafelyUnwrapped)
+                forget(entry.object, deletionSaved)
             case .check where entry.isConstraintMerge:
                 // Merged into a stored object that already held every value: nothing written.
                 entry.object.current = entry.values
