@@ -27,13 +27,15 @@ extension SaveEntry {
         case .check, .takeStore, .dropDeleted, .discardInsert:
             return
         }
-        // The indexes read in place from the layout (`withLayout`), not bound to a list of
-        // their own: the entity's description, its layout and the list were each retained and
-        // released per entry.
+        // The indexes read in place from the layout (`withLayout`), which holds them, not bound
+        // to a list or a reference of their own: the entity's description, its layout, the list
+        // and each index were each retained and released per entry.
         object.withLayout { layout in
             for position in layout.indexes.indices {
-                appendOperations(of: layout.indexes[position], at: position, hasOld: hasOld, hasNew: hasNew,
-                                 primaryKey: primaryKey, to: &batch, recent: &recent)
+                Unmanaged.passUnretained(layout.indexes[position])._withUnsafeGuaranteedRef { index in
+                    appendOperations(of: index, at: position, hasOld: hasOld, hasNew: hasNew,
+                                     primaryKey: primaryKey, to: &batch, recent: &recent)
+                }
             }
         }
     }
