@@ -175,6 +175,29 @@ import Testing
         #expect(table.count == ids.count - 1 && table[ids[0]] == nil && table[ids[1]] == 1)
     }
 
+    /// `StoredObject._rawHashValue(seed:)`: the same for the same object and seed, spread over a
+    /// table's buckets as random numbers are (objects are 16-byte aligned: their addresses alone
+    /// fill one bucket in 16), and different under another seed; a set finds each object.
+    @Test func storedObjectHashesSpreadOverBuckets() throws {
+        let person = try #require(testSchema.entity(named: "Person"))
+        let objects = (0..<4_096).map { _ in StoredObject(entity: person) }
+        let buckets = 8_192, mask = buckets - 1
+        for seed in [0, 1, 0x5EED, -1] {
+            var used = Set<Int>()
+            for object in objects { used.insert(object._rawHashValue(seed: seed) & mask) }
+            // Random hashes fill 8,192 × (1 − e^−0.5) ≈ 3,223 buckets (σ ≈ 30).
+            #expect(used.count > 3_000, "seed \(seed): \(used.count) buckets")
+        }
+        let moved = objects.filter { $0._rawHashValue(seed: 1) & mask != $0._rawHashValue(seed: 2) & mask }
+        #expect(moved.count > 3_900, "another seed moves \(moved.count) objects")
+        let steady = objects.filter { $0._rawHashValue(seed: 7) == $0._rawHashValue(seed: 7) }
+        #expect(steady.count == objects.count)
+        let set = Set(objects)
+        let found = objects.filter { set.contains($0) }
+        #expect(set.count == objects.count && found.count == objects.count)
+        #expect(!set.contains(StoredObject(entity: person)))
+    }
+
     /// `ASCIIOrder`: on ASCII strings it orders as their UTF-8 bytes do (the general path's
     /// order, ASCII being its own NFC form), and it leaves every other string to that path.
     @Test func asciiOrderIsTheGeneralOrder() {

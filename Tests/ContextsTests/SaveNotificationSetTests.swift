@@ -110,6 +110,66 @@ import Testing
         }
     }
 
+    /// The report's updated and deleted lists are the will-save's own arrays when the save wrote
+    /// what the will-save listed, and the saved objects in order when an observer changed that:
+    /// one deleted object undeleted and another deleted, the same count, in the middle.
+    @Test func reportListsMatchTheWillSaveOrTheirEntries() throws {
+        try withTestStore { store in
+            let ids = try seedPeople(store, 4)  // registered as a, b, x, c by the fetch below
+            let (a, b, x, c) = (ids[0], ids[1], ids[2], ids[3])
+            let context = store.context("editor")
+            let will = ConditionLock<ContextWillSaveNotification?>(nil)
+            let observer = NotificationCenter.default.addObserver(
+                forName: .cairnObjectContextWillSave, object: context, queue: nil
+            ) { note in will.withLock { $0 = ContextWillSaveNotification(note) } }
+            defer { NotificationCenter.default.removeObserver(observer) }
+            // A save of the will-save's deletes and updates: the report holds the same arrays.
+            let first = try context.performAndWait { () throws -> ContextDidSaveNotification? in
+                let people = try context.fetch(FetchRequest(entityName: "Person"))
+                #expect(people.map(\.objectID) == ids)
+                for id in [a, b] { context.delete(try context.existingObject(with: id)) }
+                for id in [x, c] { try context.existingObject(with: id)["age"] = .int(-1) }
+                try context.save()
+                return context.lastDidSaveNotification
+            }
+            let firstWill = try #require(will.withLock { $0 })
+            #expect(firstWill.deletedObjectIDs == [a, b])
+            #expect(firstWill.updatedObjectIDs == [x, c])
+            #expect(first?.deletedObjectIDs == [a, b])
+            #expect(first?.updatedObjectIDs == [x, c])
+            #expect(try store.committed(a) == nil)
+            #expect(try store.committed(b) == nil)
+        }
+        try withTestStore { store in
+            let ids = try seedPeople(store, 5)
+            let (a, b, x, c, d) = (ids[0], ids[1], ids[2], ids[3], ids[4])
+            let context = store.context("editor")
+            let swap = NotificationCenter.default.addObserver(
+                forName: .cairnObjectContextWillSave, object: context, queue: nil
+            ) { _ in
+                guard let undone = try? context.existingObject(with: b), let added = try? context.existingObject(with: x) else { return }
+                try? context.refresh(undone, mergeChanges: false)  // its delete undone
+                context.delete(added)
+            }
+            defer { NotificationCenter.default.removeObserver(swap) }
+            let (will, saved) = try context.performAndWait { () throws -> ([ObjectID], ContextDidSaveNotification?) in
+                _ = try context.fetch(FetchRequest(entityName: "Person"))
+                for id in [a, b, c, d] { context.delete(try context.existingObject(with: id)) }
+                let will = ConditionLock<[ObjectID]>([])
+                let observer = NotificationCenter.default.addObserver(
+                    forName: .cairnObjectContextWillSave, object: context, queue: nil
+                ) { note in will.withLock { $0 = ContextWillSaveNotification(note)?.deletedObjectIDs ?? [] } }
+                defer { NotificationCenter.default.removeObserver(observer) }
+                try context.save()
+                return (will.withLock { $0 }, context.lastDidSaveNotification)
+            }
+            #expect(will == [a, b, c, d])
+            #expect(saved?.deletedObjectIDs == [a, x, c, d])
+            #expect(try store.committed(b) != nil)
+            #expect(try store.committed(x) == nil)
+        }
+    }
+
     /// Whoever comes first builds the set: read at once (usually before the queue's task
     /// starts), after a pause (after it finished), and from many builds at once.
     @Test func aSetBuildGivesTheSameSetWhoeverBuildsIt() async {

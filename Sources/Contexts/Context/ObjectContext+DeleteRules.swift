@@ -99,24 +99,41 @@ extension ObjectContext {
     /// for that to-one is the one `applyDeleteRules` applies (a cascade ends at the owner, a
     /// nullify raises the owner's version), decided once for all. Reading each member's
     /// relationships and the owner's fields cost about 190 instructions a member.
+    ///
+    /// The members deleted here move the graph epoch once, before anything can read it (the
+    /// next member deleted the general way, or the return), not once each (74 instructions a
+    /// member): nothing in between reads it.
     private func deleteCascaded(_ members: [StoredObject], from owner: CascadeOwner) {
         guard let layout = members.first?.layout else { return }
         let position = owner.position, reference = owner.reference, ownerObject = owner.object
         let back = layout.relationships.first { $0.storagePosition == position }
         let sole = layout.relationships.count == 1 && back != nil
         let raisesOwnerVersion = back?.description.deleteRule == .nullify && !ownerObject.insertedFlag
-        for member in members {
-            // `delete(_:cascadedFrom:)`'s steps for a saved, loaded member not deleted yet.
-            if sole, member.layout === layout, !member.deletedFlag, !member.insertedFlag, !member.isFaultStorage {
-                checkQueue()
+        checkQueue()
+        var epochToMove = false
+        for index in members.indices {
+            // `delete(_:cascadedFrom:)`'s steps for a saved, loaded member not deleted yet. The
+            // member is used without a count of its own (the list holds it): iterating the list
+            // retained and released each.
+            let deletedHere = Unmanaged.passUnretained(members[index])._withUnsafeGuaranteedRef { member in
+                guard sole, member.withLayout({ $0 === layout }), !member.deletedFlag, !member.insertedFlag, !member.isFaultStorage
+                else { return false }
                 checkOwnership(member, "delete(_:)")
-                if member.value(at: position, equals: reference) {
-                    member.deletedFlag = true
-                    if raisesOwnerVersion { ownerObject.membershipChangedFlag = true }
-                    continue
-                }
+                guard member.value(at: position, equals: reference) else { return false }
+                member.setDeletedLeavingEpoch()
+                if raisesOwnerVersion { ownerObject.membershipChangedFlag = true }
+                return true
             }
-            delete(member, cascadedFrom: owner)
+            if deletedHere {
+                epochToMove = true
+                continue
+            }
+            if epochToMove {
+                graphEpoch &+= 1
+                epochToMove = false
+            }
+            delete(members[index], cascadedFrom: owner)
         }
+        if epochToMove { graphEpoch &+= 1 }
     }
 }

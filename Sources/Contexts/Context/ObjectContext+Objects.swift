@@ -291,7 +291,9 @@ extension ObjectContext {
         var count = 0
         for object in objects where flag(object) { count += 1 }
         var set = Set<StoredObject>(minimumCapacity: count)
-        for object in objects where flag(object) { set.insert(object) }
+        // `update(with:)`, not `insert`: the member `insert` hands back was retained and released
+        // per object. An object equals only itself, so the set is the same.
+        for object in objects where flag(object) { set.update(with: object) }
         return set
     }
 

@@ -418,8 +418,7 @@ public final class ObjectContext: @unchecked Sendable {
     private func detach(_ object: StoredObject, _ forgetting: Forgetting) {
         object.holdOrigin()
         object.lifecycle = .forgotten(forgetting)
-        object.insertedFlag = false
-        object.deletedFlag = false
+        object.clearFlagsOfForgotten()
         object.conflictCheckMark = false
         object.membershipChangedFlag = false
     }

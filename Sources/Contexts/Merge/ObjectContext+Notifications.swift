@@ -86,15 +86,20 @@ extension ObjectContext {
         // Room for the commonest save (changes to fetched objects) without regrowing; the list
         // is cut to size below when most of the room went unused, since observers may keep it.
         updated.reserveCapacity(objects.count)
-        for (position, object) in objects.enumerated() where !object.isFaultStorage {
-            if object.insertedFlag {
-                inserted.append(object.storedID)
-            } else if object.deletedFlag {
-                // Room for the rest at the first delete: a cascade's 10,000 regrew the list 14 times.
-                if deleted.isEmpty { deleted.reserveCapacity(objects.count - position) }
-                deleted.append(object.storedID)
-            } else if isUpdated(object) {
-                updated.append(object.storedID)
+        // Each object read without a count of its own (the list holds it): iterating the list
+        // retained and released each.
+        for position in objects.indices {
+            Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef { object in
+                guard !object.isFaultStorage else { return }
+                if object.insertedFlag {
+                    inserted.append(object.storedID)
+                } else if object.deletedFlag {
+                    // Room for the rest at the first delete: a cascade's 10,000 regrew the list 14 times.
+                    if deleted.isEmpty { deleted.reserveCapacity(objects.count - position) }
+                    deleted.append(object.storedID)
+                } else if isUpdated(object) {
+                    updated.append(object.storedID)
+                }
             }
         }
         func cutToSize(_ list: inout [ObjectID]) {

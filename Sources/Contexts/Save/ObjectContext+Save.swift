@@ -51,7 +51,7 @@ extension ObjectContext {
         if parent != nil {
             try saveToParent(&report)
         } else {
-            try performSave(&report, willSaveUpdates: willSave.updated.ids)
+            try performSave(&report, willSave: (willSave.updated.ids, willSave.deleted.ids))
         }
         report.succeeded = true
         cascadeReads.removeAll()
@@ -100,9 +100,9 @@ extension ObjectContext {
 
     // MARK: - The save
 
-    /// `willSaveUpdates`: the will-save's list of updated objects, which the report takes
+    /// `willSave`: the will-save's lists of updated and deleted objects, which the report takes
     /// when it lists the same (see `finish`).
-    private func performSave(_ report: inout SaveReport, willSaveUpdates: [ObjectID]) throws {
+    private func performSave(_ report: inout SaveReport, willSave: PostedListMatch.Lists) throws {
         let policy = mergePolicy
         var firstBatch: (batch: StorageBatch, entryOfOperation: [Int])? = nil
         var entries = try collectEntries(firstBatch: &firstBatch)
@@ -137,7 +137,7 @@ extension ObjectContext {
             guard !batch.isEmpty else {
                 // Every entry resolved to "write nothing" (take the store's state, both deleted).
                 finish(consume entries, recordVersions: [], entryOfOperation: [], commitVersion: nil,
-                       willSaveUpdates: willSaveUpdates, report: &report)
+                       willSave: willSave, report: &report)
                 return
             }
             report.attempts += 1
@@ -158,7 +158,7 @@ extension ObjectContext {
             switch outcome {
             case let .committed(version, recordVersions):
                 finish(consume entries, recordVersions: recordVersions, entryOfOperation: entryOfOperation,
-                       commitVersion: version, willSaveUpdates: willSaveUpdates, report: &report)
+                       commitVersion: version, willSave: willSave, report: &report)
                 return
             case .conditionsFailed(let failures):
                 let round = try conflicts(after: failures, in: &entries, roles: keyRoles)
@@ -247,8 +247,9 @@ extension ObjectContext {
         if core.hasManyToMany, try planLinkWrites(in: &entries) { addedEntries = true }
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
-            let deletes = entries.indices.filter { entries[$0].isDelete }
-            if try includeStoreMembers(ofDeletesAmong: deletes, in: &entries, deletedAreDeletes: true) {
+            // Every entry: the function takes the deletes among them (a list filtered here grew
+            // a dozen times for a cascade's 10,000).
+            if try includeStoreMembers(ofDeletesAmong: Array(entries.indices), in: &entries, deletedAreDeletes: true) {
                 try nullifyReferencesToDeleted(in: &entries)
                 addedEntries = true
             }
@@ -386,14 +387,12 @@ extension ObjectContext {
     /// dropping the whole array afterwards released 10,000 objects' values again, each out
     /// of the cache by then. The ID lists are made in the same order and reversed at the end.
     ///
-    /// The updated IDs are usually the will-save's list (`willSaveUpdates`), in the same order:
-    /// then the report takes that list itself, matched ID by ID while each entry is at hand,
-    /// instead of a copy. The did-save compares the two lists to reuse the will-save's set
-    /// (`PostedIDSets`), and one array compares equal to itself at once, where comparing two
-    /// copies read 10,000 IDs out of the cache.
+    /// The updated and deleted IDs are usually the will-save's lists (`willSave`), in the same
+    /// order: then the report takes those lists themselves, matched ID by ID while each entry is
+    /// at hand (`PostedListMatch`).
     private func finish(
         _ entries: consuming [SaveEntry], recordVersions: [UInt64], entryOfOperation: [Int], commitVersion: UInt64?,
-        willSaveUpdates: [ObjectID], report: inout SaveReport
+        willSave: PostedListMatch.Lists, report: inout SaveReport
     ) {
         if core.hasManyToMany { finishLinks(entries, hadConflicts: !report.conflicts.isEmpty) }
         var versionOfEntry = [UInt64?](repeating: nil, count: entries.count)
@@ -411,81 +410,71 @@ extension ObjectContext {
             default: break
             }
         }
-        var updated: [ObjectID] = [], inserted: [ObjectID] = [], deleted: [ObjectID] = [], tookStore: [ObjectID] = []
+        var inserted: [ObjectID] = [], tookStore: [ObjectID] = []
         inserted.reserveCapacity(inserts)
-        deleted.reserveCapacity(deletes)
-        // While the updates match `willSaveUpdates` from its end, `updated` stays empty and
-        // `matched` counts them; at the first that does not, the matched ones are copied in.
-        var matched = 0
-        var matching = updates == willSaveUpdates.count && report.updatedObjectIDs.isEmpty
-        if !matching { updated.reserveCapacity(updates) }
-        // Made for the first saved deletion, shared by the others.
-        var deletionSaved: Forgetting? = nil
+        var updated = PostedListMatch(
+            posted: willSave.updated, canMatch: updates == willSave.updated.count && report.updatedObjectIDs.isEmpty,
+            capacity: updates)
+        var deleted = PostedListMatch(
+            posted: willSave.deleted, canMatch: deletes == willSave.deleted.count && report.deletedObjectIDs.isEmpty,
+            capacity: deletes)
+        // Shared by the saved deletions. A constant (not optional: unwrapping it retained and
+        // released it per deletion), and the object and ID read from the entry in place, not
+        // bound to locals: each binding cost a retain and a release per entry.
+        let deletionSaved = Forgetting(reason: "its deletion was saved", contextName: name)
         while let entry = entries.popLast() {
-            let object = entry.object
-            let id = entry.id
-            object.conflictCheckMark = false
-            object.membershipChangedFlag = false
-            if !entry.retiredRecords.isEmpty { deleted.append(contentsOf: entry.retiredRecords.map(\.id)) }
+            entry.object.conflictCheckMark = false
+            entry.object.membershipChangedFlag = false
+            for retired in entry.retiredRecords { deleted.append(retired.id) }
             switch entry.step {
             case .insert, .update:
                 let wasStored = entry.updatesStoredRecord
                 // Written values are the object's own unless a policy chose others: then the
                 // object keeps its buffer, and only the ancestor moves (an assignment retains
                 // the new buffer and releases the old).
-                if !entry.values.sharesStorage(with: object.current) { object.current = entry.values }
-                object.ancestorValues = object.current
-                object.ancestorVersion = versionOfEntry[entries.count] ?? 0
-                object.insertedFlag = false
-                object.deletedFlag = false
+                if !entry.values.sharesStorage(with: entry.object.current) { entry.object.current = entry.values }
+                entry.object.ancestorValues = entry.object.current
+                entry.object.ancestorVersion = versionOfEntry[entries.count] ?? 0
+                entry.object.insertedFlag = false
+                entry.object.deletedFlag = false
                 if entry.isConstraintMerge {
-                    if let temporary = temporaryID(of: object) { report.temporaryIDs[id] = temporary }
-                    takeOverID(of: object, to: id)
+                    if let temporary = temporaryID(of: entry.object) { report.temporaryIDs[entry.id] = temporary }
+                    takeOverID(of: entry.object, to: entry.id)
                 } else {
-                    changeID(of: object, to: id)
+                    changeID(of: entry.object, to: entry.id)
                 }
                 if wasStored {
-                    if matching, id == willSaveUpdates[willSaveUpdates.count - 1 - matched] {
-                        matched += 1
-                    } else {
-                        if matching {
-                            matching = false
-                            updated.reserveCapacity(updates)
-                            updated.append(contentsOf: willSaveUpdates.suffix(matched).reversed())
-                        }
-                        updated.append(id)
-                    }
+                    updated.append(entry.id)
                 } else {
-                    inserted.append(id)
-                    if let temporary = temporaryIDOfPermanent[id] { report.temporaryIDs[id] = temporary }
+                    inserted.append(entry.id)
+                    if let temporary = temporaryIDOfPermanent[entry.id] { report.temporaryIDs[entry.id] = temporary }
                 }
             case .delete, .dropDeleted:
-                deleted.append(id)
-                if deletionSaved == nil { deletionSaved = Forgetting(reason: "its deletion was saved", contextName: name) }
-                forget(object, deletionSaved.unsafelyUnwrapped)
+                deleted.append(entry.id)
+                forget(entry.object, deletionSaved)
             case .check where entry.isConstraintMerge:
                 // Merged into a stored object that already held every value: nothing written.
-                object.current = entry.values
-                object.ancestorValues = entry.values
-                object.ancestorVersion = versionOfEntry[entries.count] ?? entry.ancestorVersion
-                object.insertedFlag = false
-                object.deletedFlag = false
-                if let temporary = temporaryID(of: object) { report.temporaryIDs[id] = temporary }
-                takeOverID(of: object, to: id)
-                tookStore.append(id)
+                entry.object.current = entry.values
+                entry.object.ancestorValues = entry.values
+                entry.object.ancestorVersion = versionOfEntry[entries.count] ?? entry.ancestorVersion
+                entry.object.insertedFlag = false
+                entry.object.deletedFlag = false
+                if let temporary = temporaryID(of: entry.object) { report.temporaryIDs[entry.id] = temporary }
+                takeOverID(of: entry.object, to: entry.id)
+                tookStore.append(entry.id)
             case .check:
                 break
             case .discardInsert:
-                forget(object, reason: "the merge policy discarded its insert: a stored object holds its values of a uniqueness constraint")
+                forget(entry.object, reason: "the merge policy discarded its insert: a stored object holds its values of a uniqueness constraint")
             case let .takeStore(values, version):
-                tookStore.append(id)
+                tookStore.append(entry.id)
                 if let values {
-                    object.current = values
-                    object.ancestorValues = values
-                    object.ancestorVersion = version
-                    object.deletedFlag = false
+                    entry.object.current = values
+                    entry.object.ancestorValues = values
+                    entry.object.ancestorVersion = version
+                    entry.object.deletedFlag = false
                 } else {
-                    forget(object, reason: "the store deleted it and the merge policy took the store's state")
+                    forget(entry.object, reason: "the store deleted it and the merge policy took the store's state")
                 }
             }
         }
@@ -493,13 +482,9 @@ extension ObjectContext {
             ids.reverse()
             if list.isEmpty { list = ids } else { list.append(contentsOf: ids) }
         }
-        if matching {
-            report.updatedObjectIDs = willSaveUpdates
-        } else {
-            add(&updated, to: &report.updatedObjectIDs)
-        }
+        updated.add(to: &report.updatedObjectIDs)
         add(&inserted, to: &report.insertedObjectIDs)
-        add(&deleted, to: &report.deletedObjectIDs)
+        deleted.add(to: &report.deletedObjectIDs)
         add(&tookStore, to: &report.tookStoreObjectIDs)
         report.commitVersion = commitVersion
     }

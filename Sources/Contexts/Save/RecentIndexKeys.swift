@@ -16,17 +16,14 @@ struct RecentIndexKeys {
     private var values: [AttributeValue] = []
     private var keys: [[UInt8]] = []
 
-    /// The value the last key of one-attribute `index` (at `position` in its entity's list) was
-    /// made of; nil when there is none.
-    func lastValue(of index: IndexLayout, at position: Int) -> AttributeValue? {
-        guard position < indexes.count, indexes[position] === index, keys[position].count >= 8 else { return nil }
-        return values[position]
-    }
-
-    /// The last key of the index at `position` (which `lastValue` gave a value for), with
-    /// `primaryKey`: a copy made from its bytes (copying the array on write went through
-    /// the standard library's unspecialized path, about 300 instructions more).
-    func lastKey(at position: Int, primaryKey: UInt64) -> [UInt8] {
+    /// The last key of one-attribute `index` (at `position` in its entity's list) with
+    /// `primaryKey`, when the value it was made of is one `isEqual` accepts; nil otherwise. The
+    /// value is lent to `isEqual`, not copied out (a copy retained and released it per delete).
+    /// The key is a copy made from the last one's bytes (copying the array on write went
+    /// through the standard library's unspecialized path, about 300 instructions more).
+    func lastKey(of index: IndexLayout, at position: Int, primaryKey: UInt64, ifEqual isEqual: (AttributeValue) -> Bool) -> [UInt8]? {
+        guard position < indexes.count, indexes[position] === index, keys[position].count >= 8,
+              values.withUnsafeBufferPointer({ isEqual($0[position]) }) else { return nil }
         var made = keys[position].withUnsafeBytes { Array($0) }
         made.withUnsafeMutableBytes { $0.storeBytes(of: primaryKey.bigEndian, toByteOffset: $0.count - 8, as: UInt64.self) }
         return made

@@ -14,8 +14,7 @@ extension SaveEntry {
     /// (`ancestorValue(at:)`): making its values copied each changed object's buffer.
     /// `recent`: the keys the save's last delete got, which a delete of the same values copies.
     mutating func appendIndexOperations(to batch: inout StorageBatch, recent: inout RecentIndexKeys) {
-        let indexes = object.entity.layout.indexes
-        guard !indexes.isEmpty, let primaryKey = id.primaryKey else { return }
+        guard let primaryKey = id.primaryKey else { return }
         let hasOld: Bool, hasNew: Bool
         switch step {
         case .insert:
@@ -28,28 +27,41 @@ extension SaveEntry {
         case .check, .takeStore, .dropDeleted, .discardInsert:
             return
         }
-        for (position, index) in indexes.enumerated() {
-            // Values that compare equal encode to the same key (the encoding is a function of
-            // the value, and equal values encode alike: NFC strings, 0.0 and -0.0, NaNs), so an
-            // index none of whose attributes changed keeps its entry, without making either key.
-            if hasOld, hasNew, index.positions.allSatisfy({ ancestorValue(at: $0) == values[$0] }) { continue }
-            if !hasNew, index.positions.count == 1 {
-                // Compared with the last delete's value without reading this one (a record
-                // not decoded yet is compared in place).
-                let slot = index.positions[0], oldKey: [UInt8]
-                if let last = recent.lastValue(of: index, at: position), ancestorValue(at: slot, equals: last) {
-                    oldKey = recent.lastKey(at: position, primaryKey: primaryKey)
-                } else {
-                    oldKey = recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: slot))
+        // The indexes read in place from the layout (`withLayout`), which holds them, not bound
+        // to a list or a reference of their own: the entity's description, its layout, the list
+        // and each index were each retained and released per entry.
+        object.withLayout { layout in
+            for position in layout.indexes.indices {
+                Unmanaged.passUnretained(layout.indexes[position])._withUnsafeGuaranteedRef { index in
+                    appendOperations(of: index, at: position, hasOld: hasOld, hasNew: hasNew,
+                                     primaryKey: primaryKey, to: &batch, recent: &recent)
                 }
-                batch.deleteUnversioned(oldKey, in: index.tableName)
-                continue
             }
-            let oldKey = hasOld ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { ancestorValue(at: $0) } : nil
-            let newKey = hasNew ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { values[$0] } : nil
-            if oldKey == newKey { continue }
-            if let oldKey { batch.deleteUnversioned(oldKey, in: index.tableName) }
-            if let newKey { batch.putUnversioned([], forKey: newKey, in: index.tableName) }
         }
+    }
+
+    /// `appendIndexOperations`' part for `index`, at `position` in its entity's list.
+    private func appendOperations(
+        of index: IndexLayout, at position: Int, hasOld: Bool, hasNew: Bool, primaryKey: UInt64,
+        to batch: inout StorageBatch, recent: inout RecentIndexKeys
+    ) {
+        // Values that compare equal encode to the same key (the encoding is a function of
+        // the value, and equal values encode alike: NFC strings, 0.0 and -0.0, NaNs), so an
+        // index none of whose attributes changed keeps its entry, without making either key.
+        if hasOld, hasNew, index.positions.allSatisfy({ ancestorValue(at: $0) == values[$0] }) { return }
+        if !hasNew, index.positions.count == 1 {
+            // Compared with the last delete's value without reading this one (a record
+            // not decoded yet is compared in place).
+            let slot = index.positions[0]
+            let oldKey = recent.lastKey(of: index, at: position, primaryKey: primaryKey) { ancestorValue(at: slot, equals: $0) }
+                ?? recent.entryKey(index: index, at: position, primaryKey: primaryKey, value: ancestorValue(at: slot))
+            batch.deleteUnversioned(oldKey, in: index.tableName)
+            return
+        }
+        let oldKey = hasOld ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { ancestorValue(at: $0) } : nil
+        let newKey = hasNew ? IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { values[$0] } : nil
+        if oldKey == newKey { return }
+        if let oldKey { batch.deleteUnversioned(oldKey, in: index.tableName) }
+        if let newKey { batch.putUnversioned([], forKey: newKey, in: index.tableName) }
     }
 }

@@ -133,15 +133,19 @@ struct SaveEntry {
     /// `mutating` though it changes nothing: called on an array element, a mutating method
     /// works on the element in place, where a non-mutating one was handed a copy of the whole
     /// entry (a retain and a release of everything it holds, per object).
+    ///
+    /// The table's name is lent from the layout (`withLayout`): taken through `table`, it was
+    /// retained and released once more per entry.
     mutating func append(to batch: inout StorageBatch) -> Bool {
         guard let condition else { return false }
         switch step {
         case .insert, .update:
-            batch.put(takeEncodedValues(), forKey: key, in: table, if: condition)
+            let encoded = takeEncodedValues()
+            object.withLayout { batch.put(encoded, forKey: key, in: $0.tableName, if: condition) }
         case .delete:
-            batch.delete(key, in: table, if: condition)
+            object.withLayout { batch.delete(key, in: $0.tableName, if: condition) }
         case .check:
-            batch.require(condition, forKey: key, in: table)
+            object.withLayout { batch.require(condition, forKey: key, in: $0.tableName) }
         case .takeStore, .dropDeleted, .discardInsert:
             return false
         }
