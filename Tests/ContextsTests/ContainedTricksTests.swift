@@ -243,6 +243,60 @@ import Testing
         }
     }
 
+    /// `SpareObjects`: a reset gives the store a read's members only when nothing else reaches
+    /// them (no strong, weak or unowned reference) and they are as the read made them; the
+    /// next read refills those, and they read as new ones.
+    @Test func spareObjectsAreOnlyObjectsNobodyReaches() throws {
+        try withOrgStore { store in
+            let seeded = try store.seedOrg()
+            var request = FetchRequest(entityName: "Department")
+            request.relationshipKeyPathsForPrefetching = ["employees"]
+            let context = store.context("reader")
+            try context.performAndWait {
+                func members() throws -> [StoredObject] { try context.fetch(request).flatMap { try $0.members(of: "employees") } }
+                /// The members' identities, read and let go of, after a reset.
+                func readAndReset(_ hold: (StoredObject) -> Void = { _ in }) throws -> Set<ObjectIdentifier> {
+                    let identities: Set<ObjectIdentifier>
+                    do {
+                        let read = try members()
+                        hold(read[0])
+                        identities = Set(read.map(ObjectIdentifier.init))
+                    }
+                    context.reset()
+                    return identities
+                }
+                let first = try readAndReset()
+                #expect(store.objects.spareObjectCount == 2)
+                // Refilled: the same objects, reading as the new read's own.
+                let second = try readAndReset { object in
+                    #expect(store.objects.spareObjectCount == 0)
+                    #expect(object["name"] == (object.objectID == seeded.ann ? .string("Ann") : .string("Bob")))
+                    #expect(!object.hasChanges && !object.isFault && object.committedVersion == 1 && object.context === context)
+                    #expect((try? context.existingObject(with: object.objectID)) === object)
+                }
+                #expect(second == first && store.objects.spareObjectCount == 2)
+                // A written member (decoded) is no spare, nor is the list holding it.
+                _ = try readAndReset { $0["name"] = .string("Changed") }
+                #expect(store.objects.spareObjectCount == 0)
+
+                // Held strongly, weakly or unowned, a member is no spare: the weak reference
+                // ends with the reset, the unowned one sees no other object.
+                var strongly: StoredObject? = nil
+                _ = try readAndReset { strongly = $0 }
+                #expect(store.objects.spareObjectCount == 0 && strongly?.objectID.entityName == "Person")
+                strongly = nil
+                weak var weakly: StoredObject? = nil
+                _ = try readAndReset { weakly = $0 }
+                #expect(store.objects.spareObjectCount == 0 && weakly == nil)
+                var unownedly: [Unowned] = []
+                _ = try readAndReset { unownedly.append(Unowned($0)) }
+                #expect(store.objects.spareObjectCount == 0)
+                #expect(!Set(try members().map(ObjectIdentifier.init)).contains(unownedly[0].identifier))
+                withExtendedLifetime(unownedly) {}
+            }
+        }
+    }
+
     /// `SmallASCIIString`: what it makes is the standard library's own string of those bytes,
     /// bit for bit, at every length and place in the bytes (near their start, whole words, and
     /// near their end); a byte that is not ASCII, or more than fifteen, make none.
@@ -278,3 +332,14 @@ import Testing
 /// glibc's `malloc_usable_size` (its header is not in the Glibc module).
 @_silgen_name("malloc_usable_size")
 private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int
+
+/// An unowned reference to an object, and the object's identity.
+private struct Unowned {
+    unowned let object: StoredObject
+    let identifier: ObjectIdentifier
+
+    init(_ object: StoredObject) {
+        self.object = object
+        identifier = ObjectIdentifier(object)
+    }
+}
