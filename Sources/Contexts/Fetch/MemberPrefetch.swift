@@ -151,7 +151,7 @@ struct MemberPrefetch {
                 if let values {
                     lists[owner].append(make(primaryKey, values, version))
                 } else {
-                    lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version, &spares))
+                    lists[owner].append(context.attachedRead(primaryKey, arena.append(value, offsets: offsets), version, &spares))
                 }
                 return true
             }
@@ -192,7 +192,7 @@ struct MemberPrefetch {
             guard let value else { return }  // an entry whose record is gone: as the fetch, skipped
             var reference: Range<Int>? = nil
             if ValueCodec.validate(value, layout: layout, reference: &reference, valueOffsets: offsets) {
-                lists[order[walked]].append(make(keys[position], arena.append(value, offsets: offsets), version, &spares))
+                lists[order[walked]].append(context.attachedRead(keys[position], arena.append(value, offsets: offsets), version, &spares))
             } else {
                 lists[order[walked]].append(make(keys[position], try decode(value, primaryKey: keys[position]), version))
             }
@@ -214,21 +214,6 @@ struct MemberPrefetch {
     private func make(_ primaryKey: UInt64, _ values: ObjectValues, _ version: UInt64) -> StoredObject {
         let object = StoredObject(origin: context.origin(for: members.layout),
                                   id: ObjectID(entityName: members.layout.name, primaryKey: primaryKey), values: values, version: version)
-        context.attach(object)
-        return object
-    }
-
-    /// A member read at record `version`, its values left in `record`, attached to the context:
-    /// a spare object refilled when there is one.
-    @inline(__always)
-    private func make(_ primaryKey: UInt64, _ record: RecordBytes, _ version: UInt64, _ spares: inout SpareObjects.Taken) -> StoredObject {
-        let object: StoredObject
-        if let spare = spares.next() {
-            spare.refill(primaryKey: primaryKey, record: record, version: version)
-            object = spare
-        } else {
-            object = StoredObject(primaryKey: primaryKey, record: record, version: version)
-        }
         context.attach(object)
         return object
     }
