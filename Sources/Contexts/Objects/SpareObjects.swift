@@ -53,9 +53,9 @@ final class SpareObjects: Sendable {
     /// Every list kept (for one read to fill in), now no longer kept.
     func take() -> Taken {
         kept.withLock { kept in
-            let lists = kept.lists
+            let taken = Taken(lists: kept.lists, count: kept.count)
             kept = Lists()
-            return Taken(lists: lists)
+            return taken
         }
     }
 
@@ -72,14 +72,19 @@ final class SpareObjects: Sendable {
     struct Taken {
         fileprivate var lists: [[StoredObject]]
         fileprivate var current: [StoredObject] = []
+        /// Objects left in `lists` and `current`: a read that took none pays one test an object.
+        private var left: Int
 
-        fileprivate init(lists: [[StoredObject]]) {
+        fileprivate init(lists: [[StoredObject]], count: Int) {
             self.lists = lists
+            left = count
         }
 
         /// A spare object to refill, or nil when none is left.
         @inline(__always)
         mutating func next() -> StoredObject? {
+            guard left > 0 else { return nil }
+            left -= 1
             if let object = current.popLast() { return object }
             return nextList()
         }
