@@ -412,12 +412,11 @@ public final class ObjectContext: @unchecked Sendable {
         objects.withUnsafeMutableBufferPointer { objects in
             var spares = !objects.isEmpty
             for position in objects.indices {
-                if isKnownUniquelyReferenced(&objects[position]) {
-                    if spares { spares = SpareObjects.isSpare(&objects[position]) }
-                    continue
+                if spares {
+                    if SpareObjects.isSpare(&objects[position]) { continue }
+                    spares = false
                 }
-                spares = false
-                guard case .registered = objects[position].lifecycle else { continue }
+                guard !isKnownUniquelyReferenced(&objects[position]), case .registered = objects[position].lifecycle else { continue }
                 if forgetting == nil { forgetting = Forgetting(reason: reason, contextName: name) }
                 detach(objects[position], forgetting!)
             }
