@@ -33,11 +33,12 @@ final class SpareObjects: Sendable {
 
     private let kept = ConditionLock(Lists())
 
-    /// Whether `object`, which `list` holds, may be given: nothing else references it (a weak or
+    /// Whether `object`, in a list being given, may be given: nothing else references it (a weak or
     /// unowned reference too would see it refilled) and it is as its read made it.
     @inline(__always)
     static func isSpare(_ object: inout StoredObject) -> Bool {
-        guard isKnownUniquelyReferenced(&object), object.isPristineRead else { return false }
+        // Its fields first: most objects that are no spare (decoded, changed) fail there, without a call.
+        guard object.isPristineRead, isKnownUniquelyReferenced(&object) else { return false }
         // Counts with none: the weak count 1, the unowned count 1 (the strong references' own).
         return _getWeakRetainCount(object) == 1 && _getUnownedRetainCount(object) == 1
     }
