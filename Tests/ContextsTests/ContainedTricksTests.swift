@@ -230,18 +230,19 @@ import Testing
                 try context.performAndWait {
                     let members = try context.fetch(request).flatMap { try $0.members(of: "employees") }
                     #expect(members.count == 2 && members.allSatisfy { !$0.holdsOriginCount })
-                    #expect(context.readOriginCount == 1)
+                    // The departments' records and the members'.
+                    #expect(context.readOriginCount == 2)
                     kept.append(members[0])
                     context.reset()
                     #expect(kept[0].holdsOriginCount && context.readOriginCount == 0)
 
                     let people = try context.fetch(request).flatMap { try $0.members(of: "employees") }
-                    #expect(people.allSatisfy { !$0.holdsOriginCount } && context.readOriginCount == 1)
+                    #expect(people.allSatisfy { !$0.holdsOriginCount } && context.readOriginCount == 2)
                     for person in people { context.delete(person) }
                     try context.save()
                     #expect(people.allSatisfy { $0.holdsOriginCount })
                     _ = context.registeredObjects  // drops the forgotten from the order
-                    #expect(context.readOriginCount == 0)
+                    #expect(context.readOriginCount == 1)  // the departments still borrow theirs
                     kept += people
                 }
             }
@@ -263,6 +264,67 @@ import Testing
             #expect(filler.count == 64)
             #expect(kept.allSatisfy { $0.objectID.entityName == "Person" })
             #expect(Set(kept.prefix(3).map(\.objectID)) == [seeded.ann, seeded.bob])
+        }
+    }
+
+    /// `SpareObjects`: a reset gives the store a read's members only when nothing else reaches
+    /// them (no strong, weak or unowned reference) and they are as the read made them; the
+    /// next read refills those, and they read as new ones.
+    @Test func spareObjectsAreOnlyObjectsNobodyReaches() throws {
+        try withOrgStore { store in
+            let seeded = try store.seedOrg()
+            var request = FetchRequest(entityName: "Department")
+            request.relationshipKeyPathsForPrefetching = ["employees"]
+            let context = store.context("reader")
+            try context.performAndWait {
+                /// The departments and their members (prefetched), as read.
+                func read() throws -> (departments: [StoredObject], members: [StoredObject]) {
+                    let departments = try context.fetch(request)
+                    return (departments, try departments.flatMap { try $0.members(of: "employees") })
+                }
+                /// The identities of the objects read and let go of, after a reset.
+                func readAndReset(_ hold: (StoredObject) -> Void = { _ in }) throws -> Set<ObjectIdentifier> {
+                    let identities: Set<ObjectIdentifier>
+                    do {
+                        let (departments, members) = try read()
+                        hold(members[0])
+                        identities = Set((departments + members).map(ObjectIdentifier.init))
+                    }
+                    context.reset()
+                    return identities
+                }
+                let first = try readAndReset()
+                #expect(first.count == 4 && store.objects.spareObjectCount == 4)
+                // Refilled: the same objects, reading as the new read's own.
+                let second = try readAndReset { object in
+                    #expect(store.objects.spareObjectCount == 0)
+                    #expect(object["name"] == (object.objectID == seeded.ann ? .string("Ann") : .string("Bob")))
+                    #expect(!object.hasChanges && !object.isFault && object.committedVersion == 1 && object.context === context)
+                    #expect((try? context.existingObject(with: object.objectID)) === object)
+                    #expect((try? context.existingObject(with: seeded.eng).members(of: "employees").count) == 2)
+                }
+                #expect(second == first && store.objects.spareObjectCount == 4)
+                // A written member (decoded) is no spare, nor is the list holding it (the
+                // departments' list still is).
+                _ = try readAndReset { $0["name"] = .string("Changed") }
+                #expect(store.objects.spareObjectCount == 2)
+
+                // Held strongly, weakly or unowned, a member is no spare: the weak reference
+                // ends with the reset, the unowned one sees no other object.
+                var strongly: StoredObject? = nil
+                _ = try readAndReset { strongly = $0 }
+                #expect(store.objects.spareObjectCount == 2 && strongly?.objectID.entityName == "Person")
+                strongly = nil
+                weak var weakly: StoredObject? = nil
+                _ = try readAndReset { weakly = $0 }
+                #expect(store.objects.spareObjectCount == 2 && weakly == nil)
+                var unownedly: [Unowned] = []
+                _ = try readAndReset { unownedly.append(Unowned($0)) }
+                #expect(store.objects.spareObjectCount == 2)
+                let again = try read()
+                #expect(!Set((again.departments + again.members).map(ObjectIdentifier.init)).contains(unownedly[0].identifier))
+                withExtendedLifetime(unownedly) {}
+            }
         }
     }
 
@@ -301,3 +363,14 @@ import Testing
 /// glibc's `malloc_usable_size` (its header is not in the Glibc module).
 @_silgen_name("malloc_usable_size")
 private func mallocUsableSize(_ pointer: UnsafeMutableRawPointer?) -> Int
+
+/// An unowned reference to an object, and the object's identity.
+private struct Unowned {
+    unowned let object: StoredObject
+    let identifier: ObjectIdentifier
+
+    init(_ object: StoredObject) {
+        self.object = object
+        identifier = ObjectIdentifier(object)
+    }
+}

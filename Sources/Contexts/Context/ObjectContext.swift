@@ -385,8 +385,10 @@ public final class ObjectContext: @unchecked Sendable {
         indexedRegistry.removeAll()
         // Made for the first object detached (usually none: a reset after a read).
         var forgetting: Forgetting? = nil
-        detachShared(in: &orderedObjects, reason, &forgetting)
-        for batch in orderBatches.indices { detachShared(in: &orderBatches[batch], reason, &forgetting) }
+        if detachShared(in: &orderedObjects, reason, &forgetting) { core.spareObjects.give(orderedObjects) }
+        for batch in orderBatches.indices where detachShared(in: &orderBatches[batch], reason, &forgetting) {
+            core.spareObjects.give(orderBatches[batch])
+        }
         orderedObjects = []
         orderBatches = []
         forgottenInOrder = 0
@@ -403,14 +405,22 @@ public final class ObjectContext: @unchecked Sendable {
         }
     }
 
-    /// `forgetAll`'s detaching of the objects of `objects` referenced elsewhere.
-    private func detachShared(in objects: inout [StoredObject], _ reason: String, _ forgetting: inout Forgetting?) {
+    /// `forgetAll`'s detaching of the objects of `objects` referenced elsewhere; whether every
+    /// one of them is a spare (``SpareObjects/isSpare(_:)``), the list then the only reference to each.
+    @discardableResult
+    private func detachShared(in objects: inout [StoredObject], _ reason: String, _ forgetting: inout Forgetting?) -> Bool {
         objects.withUnsafeMutableBufferPointer { objects in
-            for position in objects.indices where !isKnownUniquelyReferenced(&objects[position]) {
-                guard case .registered = objects[position].lifecycle else { continue }
+            var spares = !objects.isEmpty
+            for position in objects.indices {
+                if spares {
+                    if SpareObjects.isSpare(&objects[position]) { continue }
+                    spares = false
+                }
+                guard !isKnownUniquelyReferenced(&objects[position]), case .registered = objects[position].lifecycle else { continue }
                 if forgetting == nil { forgetting = Forgetting(reason: reason, contextName: name) }
                 detach(objects[position], forgetting!)
             }
+            return spares
         }
     }
 

@@ -108,6 +108,8 @@ struct MemberPrefetch {
     private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
         let layout = members.layout
         var arena = RecordArena(layout: layout, link: context.link, sharing: references.sharing(at: inversePosition))
+        var spares = context.core.spareObjects.take()
+        defer { context.core.spareObjects.giveBack(spares) }
         // The owners in the order their members were met, and whether each owner's came together.
         var runs: [Int] = []
         var met = [Bool](repeating: false, count: owners.count)
@@ -149,7 +151,7 @@ struct MemberPrefetch {
                 if let values {
                     lists[owner].append(make(primaryKey, values, version))
                 } else {
-                    lists[owner].append(make(primaryKey, arena.append(value, offsets: offsets), version))
+                    lists[owner].append(context.attachedRead(primaryKey, arena.append(value, offsets: offsets), version, &spares))
                 }
                 return true
             }
@@ -180,6 +182,8 @@ struct MemberPrefetch {
         }
         let layout = members.layout
         var arena = RecordArena(layout: layout, link: context.link, sharing: references.sharing(at: inversePosition))
+        var spares = context.core.spareObjects.take()
+        defer { context.core.spareObjects.giveBack(spares) }
         var walked = 0
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
         defer { offsets.deallocate() }
@@ -188,7 +192,7 @@ struct MemberPrefetch {
             guard let value else { return }  // an entry whose record is gone: as the fetch, skipped
             var reference: Range<Int>? = nil
             if ValueCodec.validate(value, layout: layout, reference: &reference, valueOffsets: offsets) {
-                lists[order[walked]].append(make(keys[position], arena.append(value, offsets: offsets), version))
+                lists[order[walked]].append(context.attachedRead(keys[position], arena.append(value, offsets: offsets), version, &spares))
             } else {
                 lists[order[walked]].append(make(keys[position], try decode(value, primaryKey: keys[position]), version))
             }
@@ -210,13 +214,6 @@ struct MemberPrefetch {
     private func make(_ primaryKey: UInt64, _ values: ObjectValues, _ version: UInt64) -> StoredObject {
         let object = StoredObject(origin: context.origin(for: members.layout),
                                   id: ObjectID(entityName: members.layout.name, primaryKey: primaryKey), values: values, version: version)
-        context.attach(object)
-        return object
-    }
-
-    /// A member read at record `version`, its values left in `record`, attached to the context.
-    private func make(_ primaryKey: UInt64, _ record: RecordBytes, _ version: UInt64) -> StoredObject {
-        let object = StoredObject(primaryKey: primaryKey, record: record, version: version)
         context.attach(object)
         return object
     }

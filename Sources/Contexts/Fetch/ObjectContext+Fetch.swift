@@ -30,7 +30,12 @@ extension ObjectContext {
         var objects: [StoredObject] = []
         // The made objects' origin, found once.
         let origin = origin(for: entity.layout)
-        if plan == nil && request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
+        if plan == nil && request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil
+            && request.predicate == nil && parent == nil && registry.isEmpty {
+            // Every stored object, and nothing in memory to change that (ObjectContext+RecordFetch.swift).
+            made = try fetchRecords(of: entity)
+            objects = made
+        } else if plan == nil && request.sortDescriptors.isEmpty && request.fetchOffset <= 0 && request.fetchLimit == nil {
             // Nothing to sort or cut: every match is in the result, in visiting order, so there
             // is no need to collect candidates first.
             let layout = entity.layout

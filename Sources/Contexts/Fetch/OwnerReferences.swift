@@ -7,12 +7,14 @@ import Foundation
 /// read as its key; anything else is compared as a string, as the fetch's `inverse IN owners`
 /// compares it.
 package final class OwnerReferences {
-    /// The owners, by position.
-    private let owners: [StoredObject]
+    /// The owners' IDs, by position: not the owners, which the objects of the read keep this
+    /// for (their decoding's `sharing`), so that a reset finds its owners referenced only by
+    /// its own lists (``SpareObjects``).
+    private let ids: [ObjectID]
     /// Each owner's reference, by owner position: made only when asked for (a walk's index
     /// prefixes, a reference that is not canonical). Making them cost about 1,300 instructions
     /// an owner, more than a scan spends on each owner's ten members.
-    package private(set) lazy var references: [String] = owners.map(\.storedID.uriString)
+    package private(set) lazy var references: [String] = ids.map(\.uriString)
     private let ownerByKey: [UInt64: Int]
     /// The owners by key as an array from `denseBase` (-1: no owner), when the keys are close
     /// together; then `ownerByKey` is empty.
@@ -32,7 +34,7 @@ package final class OwnerReferences {
 
     /// The owners' references; nil when two owners are one object.
     package init?(owners: [StoredObject]) {
-        self.owners = owners
+        ids = owners.map(\.storedID)
         keyPrefix = Array("cairn://\(owners.first?.entity.name ?? "")/p".utf8)
         // Keys close together (the usual: owners fetched by a range or all of them): an array
         // by key, one load per member instead of a hash; two owners with one key are one object

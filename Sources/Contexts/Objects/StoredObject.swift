@@ -228,6 +228,25 @@ public final class StoredObject {
         if !borrowsOrigin { originReference.release() }
     }
 
+    /// Whether the object is as `init(primaryKey:record:version:)` made it, apart from its key,
+    /// record, version and registration: nothing decoded, written, flagged or counted on its
+    /// origin. Such an object's other fields hold their initial values (see ``SpareObjects``).
+    var isPristineRead: Bool {
+        holdsRecord && borrowsOrigin && !isFaultStorage && !insertedFlag && !deletedFlag && !conflictCheckMark
+            && !membershipChangedFlag && !hasChosenKey
+    }
+
+    /// Makes a spare object (``SpareObjects``: `isPristineRead`, nothing else referencing it)
+    /// what `init(primaryKey:record:version:)` makes.
+    @inline(__always)
+    func refill(primaryKey: UInt64, record: RecordBytes, version: UInt64) {
+        originReference = record.origin
+        identity = .permanent(primaryKey)
+        recordStart = record.start
+        ancestorVersion = version
+        isIndexed = false
+    }
+
     /// Gives the object a reference count on its origin, if it has none (see `borrowsOrigin`):
     /// its context's part, before it stops holding the origin for the object.
     func holdOrigin() {

@@ -26,7 +26,6 @@ extension ValueCodec {
         var offset = 1
         guard let count = length(base, end, &offset) else { return false }
         if let valueOffsets {
-            for position in 0..<attributes { valueOffsets[position] = 0 }
             return validate(base, end, offset, count, layout, referencePosition, &reference, valueOffsets)
         }
         // Offsets nobody wants go to a scratch buffer (room for 64): one store per property, no test.
@@ -89,7 +88,12 @@ extension ValueCodec {
                     return false
                 }
             }
-            return offset == end
+            guard offset == end else { return false }
+            // Absent attributes' offsets: none to write when the record holds every attribute (the usual).
+            if seen != (attributes == 64 ? UInt64.max : (1 &<< UInt64(attributes)) &- 1) {
+                for position in 0..<attributes where seen & (1 &<< UInt64(position)) == 0 { valueOffsets[position] = 0 }
+            }
+            return true
         }
     }
 

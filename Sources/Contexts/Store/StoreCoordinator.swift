@@ -26,6 +26,8 @@ final class StoreCoordinator: Sendable {
     let origin = UUID().uuidString
     /// The requests checked and planned so far, by shape.
     let fetchPlans = FetchPlanCache()
+    /// Objects resets let go of, for reads to refill (SpareObjects.swift).
+    let spareObjects = SpareObjects()
 
     init(storage: any ObjectStorage, schema: Schema, options: ObjectStore.Options) {
         self.storage = storage
