@@ -137,12 +137,7 @@ struct IndexedWalk {
     /// Decodes one record, loads the fault that stands for it if any, and keeps it if it matches.
     private mutating func read(_ value: UnsafeRawBufferPointer, version: UInt64, primaryKey: UInt64) throws(ContextError) {
         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
-        let values: ObjectValues
-        do throws(ValueCodecError) {
-            values = try ValueCodec.decode(value, layout: layout)
-        } catch {
-            throw ContextError.corruptValue(id, error)
-        }
+        let values = try ValueCodec.decode(value, layout: layout, of: id)
         // Tested, then made in place in the list: a candidate made first was copied into it.
         if holdsObjects, let fault = context.registry[id] {
             context.load(BaseState(id: id, values: values, version: version), into: fault)

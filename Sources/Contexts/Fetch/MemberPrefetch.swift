@@ -203,11 +203,7 @@ struct MemberPrefetch {
 
     /// A member's values from its record, decoded now.
     private func decode(_ value: UnsafeRawBufferPointer, primaryKey: UInt64) throws(ContextError) -> ObjectValues {
-        do throws(ValueCodecError) {
-            return try ValueCodec.decode(value, layout: members.layout)
-        } catch {
-            throw ContextError.corruptValue(ObjectID(entityName: members.layout.name, primaryKey: primaryKey), error)
-        }
+        try ValueCodec.decode(value, layout: members.layout, of: ObjectID(entityName: members.layout.name, primaryKey: primaryKey))
     }
 
     /// A member read with `values` at record `version`, attached to the context (registered later).

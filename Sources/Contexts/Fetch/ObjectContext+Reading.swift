@@ -186,11 +186,7 @@ extension ObjectContext {
                         guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
                         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
                         try visit(id, version: version, formerTemporaryID: nil) { () throws(ContextError) in
-                            do throws(ValueCodecError) {
-                                return try ValueCodec.decode(value, layout: layout)
-                            } catch {
-                                throw ContextError.corruptValue(id, error)
-                            }
+                            try ValueCodec.decode(value, layout: layout, of: id)
                         }
                         return true
                     }

@@ -26,12 +26,7 @@ extension ObjectContext {
                         made.append(attachedRead(primaryKey, arena.append(value, offsets: offsets), version, &spares))
                     } else {
                         let id = ObjectID(entityName: layout.name, primaryKey: primaryKey)
-                        let values: ObjectValues
-                        do throws(ValueCodecError) {
-                            values = try ValueCodec.decode(value, layout: layout)
-                        } catch {
-                            throw ContextError.corruptValue(id, error)
-                        }
+                        let values = try ValueCodec.decode(value, layout: layout, of: id)
                         let object = StoredObject(origin: origin(for: layout), id: id, values: values, version: version)
                         attach(object)
                         made.append(object)

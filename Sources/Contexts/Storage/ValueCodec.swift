@@ -274,6 +274,17 @@ package enum ValueCodec {
         return try decodeAnyProperties(bytes, layout: layout)
     }
 
+    /// `decode(_:layout:)` of the record of object `id`: a corrupt record is the context's
+    /// error naming the object, as every read reports it.
+    @inline(__always)
+    static func decode(_ bytes: UnsafeRawBufferPointer, layout: EntityLayout, of id: ObjectID) throws(ContextError) -> ObjectValues {
+        do throws(ValueCodecError) {
+            return try decode(bytes, layout: layout)
+        } catch {
+            throw ContextError.corruptValue(id, error)
+        }
+    }
+
     /// The common case, kept lean: a well-formed record whose properties are all attributes of
     /// the entity (of at most 64 attributes). Nil for anything else, which
     /// ``decodeAnyProperties(_:layout:)`` then decodes, or rejects with the exact error.

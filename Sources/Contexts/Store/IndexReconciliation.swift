@@ -160,12 +160,7 @@ enum IndexReconciliation {
         }
         try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, _ in
             guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
-            let values: ObjectValues
-            do throws(ValueCodecError) {
-                values = try ValueCodec.decode(value, layout: layout)
-            } catch {
-                throw ContextError.corruptValue(ObjectID(entityName: layout.name, primaryKey: primaryKey), error)
-            }
+            let values = try ValueCodec.decode(value, layout: layout, of: ObjectID(entityName: layout.name, primaryKey: primaryKey))
             try body(primaryKey, values)
             return true
         }

@@ -72,11 +72,7 @@ final class StoreCoordinator: Sendable {
             try view.visitValues(forKeys: keys) { index, value, version in
                 guard let value else { return }
                 let position = positions[index]
-                do throws(ValueCodecError) {
-                    records[position] = (try ValueCodec.decode(value, layout: objects[position].entity.layout), version)
-                } catch {
-                    throw ContextError.corruptValue(objects[position].id, error)
-                }
+                records[position] = (try ValueCodec.decode(value, layout: objects[position].entity.layout, of: objects[position].id), version)
             }
         } catch {
             throw ContextError(readFailure: error)
