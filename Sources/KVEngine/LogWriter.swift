@@ -38,6 +38,12 @@ struct LogWriter {
     /// sync on ext4); the allocation is paid once per this many bytes.
     static let zeroFillAhead = 1 << 20
 
+    /// How much of a new segment its creation writes (header, then zeros), before the sync
+    /// it already makes: the first appends, and a first large one (which writes no zeros
+    /// ahead), land in blocks already allocated and written. The first small append would
+    /// write these zeros anyway.
+    static func zeroedAtCreation(capacity: Int) -> Int { min(capacity, zeroFillAhead) }
+
     /// Starts a fresh active segment whose first record will be `nextVersion`, keeping
     /// `retained` (older segments still to be retired, as recovery left them). The newest of
     /// them gets a seal if it has none, now that a successor exists.
@@ -61,7 +67,7 @@ struct LogWriter {
         let capacity = LogWriter.capacity(needing: 0, limit: segmentLimit)
         self.active = try LogWriter.createSegment(fileSystem, directory, firstVersion: nextVersion, capacity: capacity)
         self.activeCapacity = capacity
-        self.activeZeroedThrough = LogFormat.segmentHeaderSize
+        self.activeZeroedThrough = LogWriter.zeroedAtCreation(capacity: capacity)
         if let newest = retained.last, !newest.sealed, newest.firstVersion != nextVersion,
            newest.size + LogFormat.sealSize <= newest.capacity {
             do throws(KVError) {
@@ -102,8 +108,9 @@ struct LogWriter {
         return min(LogFormat.maxCapacity, (bytes + unit - 1) / unit * unit)
     }
 
-    /// Creates a segment durably at its full size: header written, file extended to
-    /// `capacity` (a hole, reading as zeros), both synced, directory entry synced.
+    /// Creates a segment durably at its full size: header and zeros written through
+    /// `zeroedAtCreation(capacity:)`, file extended to `capacity` (the rest a hole, reading
+    /// as zeros), all synced, directory entry synced.
     static func createSegment(_ fileSystem: any FileSystem, _ directory: String, firstVersion: UInt64,
                               capacity: Int) throws(KVError) -> any LogFile {
         let path = directory + "/" + LogFormat.segmentName(firstVersion: firstVersion)
@@ -122,7 +129,9 @@ struct LogWriter {
             } else {
                 try file.truncate(to: 0)
             }
-            try LogRecordCodec.segmentHeader(firstVersion: firstVersion, capacity: capacity).withBytes { (raw) throws(KVError) in
+            var start = LogRecordCodec.segmentHeader(firstVersion: firstVersion, capacity: capacity)
+            start.append(contentsOf: repeatElement(0, count: zeroedAtCreation(capacity: capacity) - start.count))
+            try start.withBytes { (raw) throws(KVError) in
                 try file.write(raw, at: 0)
             }
             try file.truncate(to: capacity)
@@ -251,7 +260,7 @@ struct LogWriter {
             active.close()
             active = file
             activeCapacity = capacity
-            activeZeroedThrough = LogFormat.segmentHeaderSize
+            activeZeroedThrough = LogWriter.zeroedAtCreation(capacity: capacity)
             segments.append((nextVersion, LogFormat.segmentName(firstVersion: nextVersion), LogFormat.segmentHeaderSize))
         } catch {
             failure = error
