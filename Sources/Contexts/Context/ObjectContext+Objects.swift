@@ -286,14 +286,23 @@ extension ObjectContext {
 
     /// The registered objects whose `flag` is set, in a set made at its size: a list filtered
     /// first retained and released each object once more, and the set grew from its guess.
+    ///
+    /// Each object is read without a count of its own (the list holds it): iterating the list
+    /// retained and released each, in both passes, and the set's own count is its only one.
     private func registeredObjects(flagged flag: (StoredObject) -> Bool) -> Set<StoredObject> {
         let objects = objectsInOrder
         var count = 0
-        for object in objects where flag(object) { count += 1 }
+        for position in objects.indices where Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef(flag) {
+            count += 1
+        }
         var set = Set<StoredObject>(minimumCapacity: count)
         // `update(with:)`, not `insert`: the member `insert` hands back was retained and released
         // per object. An object equals only itself, so the set is the same.
-        for object in objects where flag(object) { set.update(with: object) }
+        for position in objects.indices {
+            Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef { object in
+                if flag(object) { set.update(with: object) }
+            }
+        }
         return set
     }
 

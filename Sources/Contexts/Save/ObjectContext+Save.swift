@@ -204,7 +204,11 @@ extension ObjectContext {
         var entryOfOperation: [Int] = []
         batch.reserveCapacity(objects.count)
         entryOfOperation.reserveCapacity(objects.count)
-        for object in objects where !object.isFaultStorage {
+        for position in objects.indices {
+            // Read without a count of its own (`objects` holds it to the end of the pass):
+            // iterating the list retained and released each; the entry takes the one it keeps.
+            unowned(unsafe) let object = objects[position]
+            if object.isFaultStorage { continue }
             let step: SaveEntry.Step, deletes: Bool
             if object.insertedFlag {
                 (step, deletes) = (.insert, false)
