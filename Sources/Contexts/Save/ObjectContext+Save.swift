@@ -204,6 +204,11 @@ extension ObjectContext {
         var entryOfOperation: [Int] = []
         batch.reserveCapacity(objects.count)
         entryOfOperation.reserveCapacity(objects.count)
+        // The deletes whose members the store may hold beyond this context's view (the filter
+        // `includeStoreMembers` applies), listed while each object is in cache: its own pass
+        // over a cascade's 10,000 entries missed on each object and its origin again.
+        var ownersOfMembers: [Int] = []
+        let hasOneToOne = core.schema.hasOneToOne
         for position in objects.indices {
             // Read without a count of its own (`objects` holds it to the end of the pass):
             // iterating the list retained and released each; the entry takes the one it keeps.
@@ -225,6 +230,7 @@ extension ObjectContext {
             entries.append(SaveEntry(
                 object: object, id: object.storedID, step: step,
                 values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
+            if deletes && (hasOneToOne || object.withLayout({ $0.hasToMany })) { ownersOfMembers.append(entries.count - 1) }
             // Validated here, in the same pass (and so in the same order) as before, while the
             // object is in cache: a separate pass over 10,000 objects misses on each again.
             // Through the entry, in place: validating the object's own values retained and
@@ -251,9 +257,10 @@ extension ObjectContext {
         if core.hasManyToMany, try planLinkWrites(in: &entries) { addedEntries = true }
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
-            // Every entry: the function takes the deletes among them (a list filtered here grew
-            // a dozen times for a cascade's 10,000).
-            if try includeStoreMembers(ofDeletesAmong: Array(entries.indices), in: &entries, deletedAreDeletes: true) {
+            // Link planning may have added deletes: then every entry (the function takes the
+            // deletes among them).
+            let candidates = core.hasManyToMany ? Array(entries.indices) : ownersOfMembers
+            if try includeStoreMembers(ofDeletesAmong: candidates, in: &entries, deletedAreDeletes: true) {
                 try nullifyReferencesToDeleted(in: &entries)
                 addedEntries = true
             }
