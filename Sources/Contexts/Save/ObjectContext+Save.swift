@@ -63,6 +63,7 @@ extension ObjectContext {
         lastDidSaveStorage = note
         postDidSave(note, reusing: willSave)
         deliverAutomaticMerges(note)
+        PostedIDSets.dropElsewhere(consume willSave)
     }
 
     /// Whether a save has anything to write or check.
