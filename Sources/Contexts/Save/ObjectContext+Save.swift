@@ -211,45 +211,46 @@ extension ObjectContext {
         var ownersOfMembers: [Int] = []
         let hasOneToOne = core.schema.hasOneToOne
         for position in objects.indices {
-            // Read without a count of its own (`objects` holds it to the end of the pass):
-            // iterating the list retained and released each; the entry takes the one it keeps.
-            unowned(unsafe) let object = objects[position]
-            if object.isFaultStorage { continue }
-            let step: SaveEntry.Step, deletes: Bool
-            if object.insertedFlag {
-                (step, deletes) = (.insert, false)
-                insertedEntries.append(entries.count)
-            } else if object.deletedFlag {
-                (step, deletes) = (.delete, true)
-            } else if isUpdated(object) {
-                (step, deletes) = (.update, false)
-            } else if object.conflictCheckMark {
-                (step, deletes) = (.check, false)
-            } else {
-                continue
-            }
-            entries.append(SaveEntry(
-                object: object, id: object.storedID, step: step,
-                values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
-            if deletes && (hasOneToOne || object.withLayout({ $0.hasToMany })) { ownersOfMembers.append(entries.count - 1) }
-            // Validated here, in the same pass (and so in the same order) as before, while the
-            // object is in cache: a separate pass over 10,000 objects misses on each again.
-            // Through the entry, in place: validating the object's own values retained and
-            // released them, its entity and its ID, per object.
-            if !object.deletedFlag {
-                switch step {
-                case .insert, .update: try entries[entries.count - 1].validate()
-                default: break
+            // Read without a count of its own (`objects` holds it to the end of the pass), and
+            // lent to the steps below as it is: iterating the list retained and released each.
+            try Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef { object in
+                if object.isFaultStorage { return }
+                let step: SaveEntry.Step, deletes: Bool
+                if object.insertedFlag {
+                    (step, deletes) = (.insert, false)
+                    insertedEntries.append(entries.count)
+                } else if object.deletedFlag {
+                    (step, deletes) = (.delete, true)
+                } else if isUpdated(object) {
+                    (step, deletes) = (.update, false)
+                } else if object.conflictCheckMark {
+                    (step, deletes) = (.check, false)
+                } else {
+                    return
                 }
-            }
-            if insertedEntries.isEmpty {
-                if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
-            } else {
-                // From the first new object on, keys wait for allocation: the batch begun is
-                // dropped below, and the first attempt builds one from the kept records.
-                switch step {
-                case .insert, .update: entries[entries.count - 1].encodeAhead()
-                default: break
+                entries.append(SaveEntry(
+                    object: object, id: object.storedID, step: step,
+                    values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
+                if deletes && (hasOneToOne || object.withLayout({ $0.hasToMany })) { ownersOfMembers.append(entries.count - 1) }
+                // Validated here, in the same pass (and so in the same order) as before, while the
+                // object is in cache: a separate pass over 10,000 objects misses on each again.
+                // Through the entry, in place: validating the object's own values retained and
+                // released them, its entity and its ID, per object.
+                if !object.deletedFlag {
+                    switch step {
+                    case .insert, .update: try entries[entries.count - 1].validate()
+                    default: break
+                    }
+                }
+                if insertedEntries.isEmpty {
+                    if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
+                } else {
+                    // From the first new object on, keys wait for allocation: the batch begun is
+                    // dropped below, and the first attempt builds one from the kept records.
+                    switch step {
+                    case .insert, .update: entries[entries.count - 1].encodeAhead()
+                    default: break
+                    }
                 }
             }
         }
