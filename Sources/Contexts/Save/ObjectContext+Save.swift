@@ -215,16 +215,18 @@ extension ObjectContext {
             // lent to the steps below as it is: iterating the list retained and released each.
             try Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef { object in
                 if object.isFaultStorage { return }
-                let step: SaveEntry.Step, deletes: Bool
+                // `writes`: an insert or an update, told apart below by this flag rather than by
+                // `step`, whose every copy (its cases may hold values) was an outlined call.
+                let step: SaveEntry.Step, deletes: Bool, writes: Bool
                 if object.insertedFlag {
-                    (step, deletes) = (.insert, false)
+                    (step, deletes, writes) = (.insert, false, true)
                     insertedEntries.append(entries.count)
                 } else if object.deletedFlag {
-                    (step, deletes) = (.delete, true)
+                    (step, deletes, writes) = (.delete, true, false)
                 } else if isUpdated(object) {
-                    (step, deletes) = (.update, false)
+                    (step, deletes, writes) = (.update, false, true)
                 } else if object.conflictCheckMark {
-                    (step, deletes) = (.check, false)
+                    (step, deletes, writes) = (.check, false, false)
                 } else {
                     return
                 }
@@ -236,21 +238,13 @@ extension ObjectContext {
                 // object is in cache: a separate pass over 10,000 objects misses on each again.
                 // Through the entry, in place: validating the object's own values retained and
                 // released them, its entity and its ID, per object.
-                if !object.deletedFlag {
-                    switch step {
-                    case .insert, .update: try entries[entries.count - 1].validate()
-                    default: break
-                    }
-                }
+                if writes && !object.deletedFlag { try entries[entries.count - 1].validate() }
                 if insertedEntries.isEmpty {
                     if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
                 } else {
                     // From the first new object on, keys wait for allocation: the batch begun is
                     // dropped below, and the first attempt builds one from the kept records.
-                    switch step {
-                    case .insert, .update: entries[entries.count - 1].encodeAhead()
-                    default: break
-                    }
+                    if writes { entries[entries.count - 1].encodeAhead() }
                 }
             }
         }
