@@ -190,8 +190,17 @@ struct PostedIDSets: Sendable {
     /// begun, nothing large is freed: they go here.
     static func dropElsewhere(_ sets: consuming PostedIDSets) {
         guard sets.inserted.build != nil || sets.updated.build != nil || sets.deleted.build != nil else { return }
-        let held = sets
-        DispatchQueue.global(qos: .utility).async { withExtendedLifetime(held) {} }
+        // Held by a box the task empties: the task lets go of them whichever thread lets go of
+        // the box last (a capture of the sets themselves was often released last here).
+        let dropping = Dropping(sets)
+        DispatchQueue.global(qos: .utility).async { dropping.sets = nil }
+    }
+
+    /// `dropElsewhere`'s box. `@unchecked Sendable`: only the task touches it once made.
+    private final class Dropping: @unchecked Sendable {
+        var sets: PostedIDSets?
+
+        init(_ sets: consuming PostedIDSets) { self.sets = sets }
     }
 }
 
