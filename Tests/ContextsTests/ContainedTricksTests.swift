@@ -7,6 +7,36 @@ import Testing
 /// the trick lives; these pin the ones other suites do not (those comments name the tests).
 @Suite struct ContainedTricksTests {
 
+    /// `ObjectContext.registeredObjects(flagged:)`: the change lists, made in one pass and remade
+    /// at their size when small, are exactly the registered objects each object's own flag
+    /// names, for every share of the objects flagged (none, a few, most, all).
+    @Test func changeListsAreTheObjectsTheirFlagsName() throws {
+        let seed = SeededRandom.seed()
+        print("changeListsAreTheObjectsTheirFlagsName seed \(seed) (replay: CAIRN_SEED=\(seed))")
+        var random = SeededRandom(seed: seed)
+        try withTestStore { store in
+            _ = try seedPeople(store, 200)
+            for share in [0, 1, 3, 20, 24, 26, 60, 100] {
+                let context = store.context("lists")
+                try context.performAndWait {
+                    let people = try context.fetch(FetchRequest(entityName: "Person"))
+                    for person in people {
+                        switch Int.random(in: 0..<100, using: &random) {
+                        case ..<share: context.delete(person)
+                        case ..<(share + (100 - share) / 2): person["age"] = .int(-1)
+                        default: break
+                        }
+                    }
+                    for _ in 0..<Int.random(in: 0...share, using: &random) { context.insert(entity: "Person") }
+                    let registered = context.registeredObjects
+                    #expect(context.deletedObjects == registered.filter(\.isDeleted), "share \(share)")
+                    #expect(context.insertedObjects == registered.filter(\.isInserted), "share \(share)")
+                    #expect(context.updatedObjects == registered.filter(\.isUpdated), "share \(share)")
+                }
+            }
+        }
+    }
+
     /// `ObjectContext.registry`: a fetch into an empty context leaves its objects unindexed, and
     /// each way of reading the registry, as the first one after such a fetch, finds them all.
     @Test func everyReadOfTheRegistryFindsEveryFetchedObject() throws {

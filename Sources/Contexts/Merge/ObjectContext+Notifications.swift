@@ -156,9 +156,9 @@ extension ObjectContext {
 }
 
 /// The object ID lists of a will-save, and the did-save's sets of them, begun.
-struct PostedIDSets {
+struct PostedIDSets: Sendable {
     /// One list and its set.
-    struct Posted {
+    struct Posted: Sendable {
         let ids: [ObjectID]
         /// Begun for long lists only; a short one is hashed when the did-save wants it.
         let build: IDSetBuild?
@@ -182,6 +182,25 @@ struct PostedIDSets {
         self.inserted = Posted(inserted)
         self.updated = Posted(updated)
         self.deleted = Posted(deleted)
+    }
+
+    /// Lets go of `sets` on a global queue when a set was begun for them: the save's reference is
+    /// usually a large set's last (once the did-save's observers are done), and freeing its IDs,
+    /// a release each (a cascade's 10,000), is then not the saving thread's. Without a set
+    /// begun, nothing large is freed: they go here.
+    static func dropElsewhere(_ sets: consuming PostedIDSets) {
+        guard sets.inserted.build != nil || sets.updated.build != nil || sets.deleted.build != nil else { return }
+        // Held by a box the task empties: the task lets go of them whichever thread lets go of
+        // the box last (a capture of the sets themselves was often released last here).
+        let dropping = Dropping(sets)
+        DispatchQueue.global(qos: .utility).async { dropping.sets = nil }
+    }
+
+    /// `dropElsewhere`'s box. `@unchecked Sendable`: only the task touches it once made.
+    private final class Dropping: @unchecked Sendable {
+        var sets: PostedIDSets?
+
+        init(_ sets: consuming PostedIDSets) { self.sets = sets }
     }
 }
 

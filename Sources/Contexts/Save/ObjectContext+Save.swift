@@ -63,6 +63,7 @@ extension ObjectContext {
         lastDidSaveStorage = note
         postDidSave(note, reusing: willSave)
         deliverAutomaticMerges(note)
+        PostedIDSets.dropElsewhere(consume willSave)
     }
 
     /// Whether a save has anything to write or check.
@@ -204,41 +205,46 @@ extension ObjectContext {
         var entryOfOperation: [Int] = []
         batch.reserveCapacity(objects.count)
         entryOfOperation.reserveCapacity(objects.count)
-        for object in objects where !object.isFaultStorage {
-            let step: SaveEntry.Step, deletes: Bool
-            if object.insertedFlag {
-                (step, deletes) = (.insert, false)
-                insertedEntries.append(entries.count)
-            } else if object.deletedFlag {
-                (step, deletes) = (.delete, true)
-            } else if isUpdated(object) {
-                (step, deletes) = (.update, false)
-            } else if object.conflictCheckMark {
-                (step, deletes) = (.check, false)
-            } else {
-                continue
-            }
-            entries.append(SaveEntry(
-                object: object, id: object.storedID, step: step,
-                values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
-            // Validated here, in the same pass (and so in the same order) as before, while the
-            // object is in cache: a separate pass over 10,000 objects misses on each again.
-            // Through the entry, in place: validating the object's own values retained and
-            // released them, its entity and its ID, per object.
-            if !object.deletedFlag {
-                switch step {
-                case .insert, .update: try entries[entries.count - 1].validate()
-                default: break
+        // The deletes whose members the store may hold beyond this context's view (the filter
+        // `includeStoreMembers` applies), listed while each object is in cache: its own pass
+        // over a cascade's 10,000 entries missed on each object and its origin again.
+        var ownersOfMembers: [Int] = []
+        let hasOneToOne = core.schema.hasOneToOne
+        for position in objects.indices {
+            // Read without a count of its own (`objects` holds it to the end of the pass), and
+            // lent to the steps below as it is: iterating the list retained and released each.
+            try Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef { object in
+                if object.isFaultStorage { return }
+                // `writes`: an insert or an update, told apart below by this flag rather than by
+                // `step`, whose every copy (its cases may hold values) was an outlined call.
+                let step: SaveEntry.Step, deletes: Bool, writes: Bool
+                if object.insertedFlag {
+                    (step, deletes, writes) = (.insert, false, true)
+                    insertedEntries.append(entries.count)
+                } else if object.deletedFlag {
+                    (step, deletes, writes) = (.delete, true, false)
+                } else if isUpdated(object) {
+                    (step, deletes, writes) = (.update, false, true)
+                } else if object.conflictCheckMark {
+                    (step, deletes, writes) = (.check, false, false)
+                } else {
+                    return
                 }
-            }
-            if insertedEntries.isEmpty {
-                if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
-            } else {
-                // From the first new object on, keys wait for allocation: the batch begun is
-                // dropped below, and the first attempt builds one from the kept records.
-                switch step {
-                case .insert, .update: entries[entries.count - 1].encodeAhead()
-                default: break
+                entries.append(SaveEntry(
+                    object: object, id: object.storedID, step: step,
+                    values: deletes ? SaveEntry.nullValues(for: object) : object.current, ancestorVersion: object.ancestorVersion))
+                if deletes && (hasOneToOne || object.withLayout({ $0.hasToMany })) { ownersOfMembers.append(entries.count - 1) }
+                // Validated here, in the same pass (and so in the same order) as before, while the
+                // object is in cache: a separate pass over 10,000 objects misses on each again.
+                // Through the entry, in place: validating the object's own values retained and
+                // released them, its entity and its ID, per object.
+                if writes && !object.deletedFlag { try entries[entries.count - 1].validate() }
+                if insertedEntries.isEmpty {
+                    if entries[entries.count - 1].append(to: &batch) { entryOfOperation.append(entries.count - 1) }
+                } else {
+                    // From the first new object on, keys wait for allocation: the batch begun is
+                    // dropped below, and the first attempt builds one from the kept records.
+                    if writes { entries[entries.count - 1].encodeAhead() }
                 }
             }
         }
@@ -247,9 +253,10 @@ extension ObjectContext {
         if core.hasManyToMany, try planLinkWrites(in: &entries) { addedEntries = true }
         // The members of deleted objects as the store holds them, which this context may not see.
         if core.schema.hasRelationships {
-            // Every entry: the function takes the deletes among them (a list filtered here grew
-            // a dozen times for a cascade's 10,000).
-            if try includeStoreMembers(ofDeletesAmong: Array(entries.indices), in: &entries, deletedAreDeletes: true) {
+            // Link planning may have added deletes: then every entry (the function takes the
+            // deletes among them).
+            let candidates = core.hasManyToMany ? Array(entries.indices) : ownersOfMembers
+            if try includeStoreMembers(ofDeletesAmong: candidates, in: &entries, deletedAreDeletes: true) {
                 try nullifyReferencesToDeleted(in: &entries)
                 addedEntries = true
             }

@@ -10,11 +10,25 @@ import Policies
 /// entry key ends with its primary key's 8 big-endian bytes (`IndexKeyEncoding.primaryKey(ofEntry:)`).
 /// Pinned by `IndexMaintenanceTests.deletesSharingAValueRemoveEachEntry`.
 struct RecentIndexKeys {
-    // By the index's position in its entity's list. Three lists, not one of structs: reading
-    // a struct out of the list retained and released all it holds, once per delete.
-    private var indexes: [IndexLayout?] = []
-    private var values: [AttributeValue] = []
-    private var keys: [[UInt8]] = []
+    /// One index's last key and the value it was made of. Read in place through an unretained
+    /// reference (`Unmanaged`): the value and the key read out of a list were copied, a retain
+    /// and a release each, once per delete.
+    private final class Last {
+        let index: ObjectIdentifier
+        let value: AttributeValue
+        let key: [UInt8]
+
+        init(index: ObjectIdentifier, value: AttributeValue, key: [UInt8]) {
+            self.index = index
+            self.value = value
+            self.key = key
+        }
+    }
+
+    // By the index's position in its entity's list. Relies on: `unretained[p]` is `held[p]`
+    // (both set together, only in `entryKey`), so each reference read is alive while held.
+    private var held: [Last?] = []
+    private var unretained: [Unmanaged<Last>?] = []
 
     /// The last key of one-attribute `index` (at `position` in its entity's list) with
     /// `primaryKey`, when the value it was made of is one `isEqual` accepts; nil otherwise. The
@@ -22,25 +36,27 @@ struct RecentIndexKeys {
     /// The key is a copy made from the last one's bytes (copying the array on write went
     /// through the standard library's unspecialized path, about 300 instructions more).
     func lastKey(of index: IndexLayout, at position: Int, primaryKey: UInt64, ifEqual isEqual: (AttributeValue) -> Bool) -> [UInt8]? {
-        guard position < indexes.count, indexes[position] === index, keys[position].count >= 8,
-              values.withUnsafeBufferPointer({ isEqual($0[position]) }) else { return nil }
-        var made = keys[position].withUnsafeBytes { Array($0) }
-        made.withUnsafeMutableBytes { $0.storeBytes(of: primaryKey.bigEndian, toByteOffset: $0.count - 8, as: UInt64.self) }
-        return made
+        guard position < unretained.count, let last = unretained[position] else { return nil }
+        return last._withUnsafeGuaranteedRef { last in
+            // The index by identity: its entity's layout holds it for the save, which this does not outlive.
+            guard last.index == ObjectIdentifier(index), last.key.count >= 8, isEqual(last.value) else { return nil }
+            var made = last.key.withUnsafeBytes { Array($0) }
+            made.withUnsafeMutableBytes { $0.storeBytes(of: primaryKey.bigEndian, toByteOffset: $0.count - 8, as: UInt64.self) }
+            return made
+        }
     }
 
     /// `IndexKeyEncoding.entryKey(index:primaryKey:value:)` of a one-attribute `index`, at
     /// `position` in its entity's list, holding `value`: made, and kept as the last.
     mutating func entryKey(index: IndexLayout, at position: Int, primaryKey: UInt64, value: AttributeValue) -> [UInt8] {
         let made = IndexKeyEncoding.entryKey(index: index, primaryKey: primaryKey) { _ in value }
-        while indexes.count <= position {
-            indexes.append(nil)
-            values.append(.null)
-            keys.append([])
+        while held.count <= position {
+            held.append(nil)
+            unretained.append(nil)
         }
-        indexes[position] = index
-        values[position] = value
-        keys[position] = made
+        let last = Last(index: ObjectIdentifier(index), value: value, key: made)
+        held[position] = last
+        unretained[position] = Unmanaged.passUnretained(last)
         return made
     }
 }
