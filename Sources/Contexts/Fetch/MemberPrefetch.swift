@@ -44,18 +44,31 @@ struct MemberPrefetch {
                               inversePosition: inversePosition)
     }
 
-    /// Reads every owner's members, registers them, and returns them all (as lists whose
-    /// concatenation is the fetch's order) with each owner's list (by owner position) and the
-    /// version read at; nil (nothing read or registered) when the fetch must answer after all.
-    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [[StoredObject]], version: UInt64)? {
+    /// What a prefetch read.
+    struct Read {
+        /// Every member, as lists whose concatenation is the fetch's order.
+        let members: [[StoredObject]]
+        /// Each owner's members, by owner position.
+        let lists: [[StoredObject]]
+        /// The version read at.
+        let version: UInt64
+        /// Whether each member's to-one is known to hold its owner's reference (its ID's URI)
+        /// byte for byte: `value(at: inverse, equals: .string(uri))` answers true for each.
+        let namesOwnersExactly: Bool
+    }
+
+    /// Reads every owner's members and registers them; nil (nothing read or registered) when
+    /// the fetch must answer after all.
+    func run() throws(ContextError) -> Read? {
         var batches: [[StoredObject]] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
         var version: UInt64 = 0
+        var exactly = false
         let answered = try context.withReadView { (view) throws(ContextError) -> Bool in
             version = view.version
             do {
                 if let expected = try scans(view) {
-                    batches = try scan(view, expected: expected, lists: &lists)
+                    (batches, exactly) = try scan(view, expected: expected, lists: &lists)
                     return true
                 }
                 // The owners' key prefixes in the index, made only for a walk.
@@ -67,6 +80,7 @@ struct MemberPrefetch {
                     guard IndexKeyEncoding.append(.string(reference), to: &prefix, cap: index.contentCap) else { return false }
                     prefixes.append(prefix)
                 }
+                // The walk compares no reference.
                 batches = try walk(view, prefixes: prefixes, lists: &lists)
                 return true
             } catch {
@@ -76,7 +90,7 @@ struct MemberPrefetch {
         guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
         context.register(madeBatches: batches)
-        return (batches, lists, version)
+        return Read(members: batches, lists: lists, version: version, namesOwnersExactly: exactly)
     }
 
     /// Whether the scan reads less: the owners are at least half of their entity's records, so
@@ -105,7 +119,9 @@ struct MemberPrefetch {
     /// keys follow the owners) the lists in the order met are the members in key order: then
     /// they are what is registered, with no list of all the members made (its retain and
     /// release of each). Otherwise that list is made, sorted by key, as the scan met them.
-    private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
+    /// `exactly`: each member's reference was its owner's bytes (see `Read`).
+    private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws
+        -> (members: [[StoredObject]], exactly: Bool) {
         let layout = members.layout
         var arena = RecordArena(layout: layout, link: context.link, sharing: references.sharing(at: inversePosition))
         var spares = context.core.spareObjects.take()
@@ -115,6 +131,8 @@ struct MemberPrefetch {
         var met = [Bool](repeating: false, count: owners.count)
         var lastOwner = -1
         var together = true
+        // A decoded member's reference equals its owner's as strings do, as its comparison does.
+        var exactly = true
         let references = references, inversePosition = inversePosition
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
         defer { offsets.deallocate() }
@@ -130,6 +148,7 @@ struct MemberPrefetch {
                     guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
                     else { return true }
                     owner = found.owner
+                    if !found.exact { exactly = false }
                 } else {
                     // Anything else is decoded now, as a fetch decodes it (extras, or the error).
                     let decoded = try decode(value, primaryKey: primaryKey)
@@ -157,10 +176,10 @@ struct MemberPrefetch {
             }
         }
         context.readOrigins.append(contentsOf: arena.kept)
-        if together { return runs.map { lists[$0] } }
+        if together { return (runs.map { lists[$0] }, exactly) }
         var made = lists.flatMap { $0 }
         made.sort { ($0.storedID.primaryKey ?? 0) < ($1.storedID.primaryKey ?? 0) }
-        return [made]
+        return ([made], exactly)
     }
 
     /// The walk: the owners' index ranges, then their records by key.
