@@ -183,31 +183,33 @@ struct MemberPrefetch {
             try view.forEach(in: layout.tableName, from: lower, to: nil, reverse: false) { key, value, version in
                 guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
                 guard primaryKey <= last else { return false }
-                let owner: Int?
+                let owner: Int
                 var values: ObjectValues? = nil
                 var reference: Range<Int>? = nil
                 if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
                     // The usual record: its owner found from the reference's bytes, its values left undecoded.
-                    if let reference, let match = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference])) {
-                        owner = match.owner
-                        if !match.exact { exactly = false }
-                    } else {
-                        owner = nil
+                    guard let reference, let match = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference])) else {
+                        // No owner's: passed, unless the scan gives up (see `GiveUp`).
+                        guard givesUp else { return true }
+                        passed &+= 1
+                        gaveUp = passed > 2 * found + GiveUp.slack
+                        return !gaveUp
                     }
+                    owner = match.owner
+                    if !match.exact { exactly = false }
                 } else {
                     // Anything else is decoded now, as a fetch decodes it (extras, or the error).
                     let decoded = try decode(value, primaryKey: primaryKey)
-                    if case .string(let text) = decoded[inversePosition] { owner = references.owner(of: text) } else { owner = nil }
+                    guard case .string(let text) = decoded[inversePosition], let match = references.owner(of: text) else {
+                        guard givesUp else { return true }
+                        passed &+= 1
+                        gaveUp = passed > 2 * found + GiveUp.slack
+                        return !gaveUp
+                    }
+                    owner = match
                     values = decoded
                 }
-                guard let owner else {
-                    // No owner's: past it, unless the scan gives up (see `GiveUp`).
-                    guard givesUp else { return true }
-                    passed += 1
-                    gaveUp = passed > 2 * found + GiveUp.slack
-                    return !gaveUp
-                }
-                found += 1
+                found &+= 1
                 if owner != lastOwner {
                     if met[owner] {
                         together = false
