@@ -124,16 +124,17 @@ struct MemberPrefetch {
         var prefix: [UInt8] = []
         guard IndexKeyEncoding.append(.string(references.references[0]), to: &prefix, cap: index.contentCap) else { return nil }
         let upper = IndexKeyEncoding.successor(ofPrefix: prefix)
+        // The keys of the first and last entries; an entry without one leaves its bound open.
         var first: UInt64? = nil, last: UInt64? = nil
         for reverse in [false, true] {
             try view.forEach(in: index.tableName, from: prefix, to: upper, reverse: reverse) { entry, _, _ in
-                let key = IndexKeyEncoding.primaryKey(ofEntry: entry)
-                if reverse { last = key } else { first = key }
+                if reverse { last = IndexKeyEncoding.primaryKey(ofEntry: entry) ?? .max } else { first = IndexKeyEncoding.primaryKey(ofEntry: entry) ?? 0 }
                 return false
             }
         }
         // No entries: no records read.
-        guard let first, let last, first <= last else { return ScanPlan(first: 1, last: 0, expected: 1) }
+        guard let first, let last else { return ScanPlan(first: 1, last: 0, expected: 1) }
+        guard first <= last else { return ScanPlan(expected: perOwner, givesUp: true) }
         let span = last - first < UInt64(Int.max) ? Int(last - first) + 1 : Int.max
         return ScanPlan(first: first, last: last, expected: max(1, min(span, perOwner)), givesUp: true)
     }
