@@ -1,5 +1,6 @@
 import CairnTestSupport
 @testable import Contexts
+import KVEngine
 import Policies
 import Testing
 
@@ -49,6 +50,35 @@ struct SingleOwnerScanTests {
                         return try fetching.fetch(owner.memberRequest(relationship)).map(\.objectID)
                     }
                     #expect(read == fetched, "round \(round)")
+                }
+            }
+        }
+    }
+
+    @Test("a member whose record does not decode fails the cascade's save with corruptValue naming it, wherever it lies")
+    func aCorruptMemberFailsTheCascade() throws {
+        for corrupt in [0, 5, 9] {
+            try withOrgStore(schema: OrgModel.schema(employeesRule: .cascade)) { store in
+                let seeding = store.context("seed")
+                let (department, member) = try seeding.performAndWait { () throws -> (ObjectID, ObjectID) in
+                    let department = insert("Department", ["name": "d"], in: seeding)
+                    let people = (0..<10).map { insert("Person", ["name": "p\($0)"], in: seeding) }
+                    for person in people { person.setDestination(department, of: "department") }
+                    try seeding.save()
+                    return (department.objectID, people[corrupt].objectID)
+                }
+                var batch = WriteBatch()
+                batch.put([0x01, 0x09], forKey: StorageMapping.key(for: try #require(member.primaryKey)), in: "entity:Person")
+                try store.objects.store.commit(batch)
+                let context = store.context("A")
+                try context.performAndWait {
+                    context.delete(try context.existingObject(with: department))
+                    do {
+                        try context.save()
+                        Issue.record("expected corruptValue")
+                    } catch ContextError.corruptValue(let reported, let error) {
+                        #expect(reported == member && error.problem == .lengthOutOfRange(9))
+                    }
                 }
             }
         }
