@@ -112,8 +112,8 @@ struct MemberPrefetch {
     /// A single owner (a delete rule's read) is scanned only between its first and last
     /// members' keys (its first and last entries in the index), and the scan gives up when
     /// its members are fewer than a third of the records read (see `GiveUp`): one owner of two
-    /// departments may hold 3 people of 100,000, which the scan would all decode. (Counting
-    /// the owner's entries first cost a fifth of a cascade's read.)
+    /// departments may hold 3 people of 100,000, which the scan would all decode. (A count of
+    /// the owner's entries, which would decide exactly, costs a fifth of a cascade's read.)
     private func scans(_ view: any StorageReadView) throws -> ScanPlan? {
         guard let ownerTable = owners.first?.entity.layout.tableName else { return nil }
         let ownerCount = max(try view.estimatedCount(in: ownerTable), 1)
@@ -174,7 +174,7 @@ struct MemberPrefetch {
         var passed = 0, found = 0, gaveUp = false
         let givesUp = plan.givesUp, expected = plan.expected, last = plan.last
         guard plan.first <= last else { return ([], true) }
-        // The last key is tested here: a bound given to the view was compared with each key read.
+        // The last key is tested here: a bound given to the view costs a key comparison per record read.
         let lower = plan.first == 0 ? nil : StorageMapping.key(for: plan.first)
         let references = references, inversePosition = inversePosition
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))

@@ -51,7 +51,7 @@ struct NameHeader {
     }
 
     /// `matches` of the header at `header`, its fields read where they lie: a call on
-    /// `header.pointee` copied its 56 bytes first, per property of a record validated.
+    /// `header.pointee` copies its 56 bytes first, per property of a record validated.
     @inline(__always)
     static func matches(_ header: UnsafePointer<NameHeader>, _ base: UnsafeRawPointer, at offset: Int, end: Int) -> Bool {
         let available = end &- offset
