@@ -44,20 +44,36 @@ struct MemberPrefetch {
                               inversePosition: inversePosition)
     }
 
-    /// Reads every owner's members, registers them, and returns them all (as lists whose
-    /// concatenation is the fetch's order) with each owner's list (by owner position) and the
-    /// version read at; nil (nothing read or registered) when the fetch must answer after all.
-    func run() throws(ContextError) -> (members: [[StoredObject]], lists: [[StoredObject]], version: UInt64)? {
+    /// What a prefetch read.
+    struct Read {
+        /// Every member, as lists whose concatenation is the fetch's order.
+        let members: [[StoredObject]]
+        /// Each owner's members, by owner position.
+        let lists: [[StoredObject]]
+        /// The version read at.
+        let version: UInt64
+        /// Whether each member's to-one is known to hold its owner's reference (its ID's URI)
+        /// byte for byte: `value(at: inverse, equals: .string(uri))` answers true for each.
+        let namesOwnersExactly: Bool
+    }
+
+    /// Reads every owner's members and registers them; nil (nothing read or registered) when
+    /// the fetch must answer after all.
+    func run() throws(ContextError) -> Read? {
         var batches: [[StoredObject]] = []
         var lists = [[StoredObject]](repeating: [], count: owners.count)
         var version: UInt64 = 0
+        var exactly = false
         let answered = try context.withReadView { (view) throws(ContextError) -> Bool in
             version = view.version
             do {
-                if let expected = try scans(view) {
-                    batches = try scan(view, expected: expected, lists: &lists)
+                if let plan = try scans(view),
+                   let scanned = try scan(view, plan, lists: &lists) {
+                    (batches, exactly) = scanned
                     return true
                 }
+                // A scan that gave up left its lists part made.
+                lists = [[StoredObject]](repeating: [], count: owners.count)
                 // The owners' key prefixes in the index, made only for a walk.
                 var prefixes: [[UInt8]] = []
                 prefixes.reserveCapacity(owners.count)
@@ -67,6 +83,7 @@ struct MemberPrefetch {
                     guard IndexKeyEncoding.append(.string(reference), to: &prefix, cap: index.contentCap) else { return false }
                     prefixes.append(prefix)
                 }
+                // The walk compares no reference.
                 batches = try walk(view, prefixes: prefixes, lists: &lists)
                 return true
             } catch {
@@ -76,25 +93,58 @@ struct MemberPrefetch {
         guard answered else { return nil }
         // Registered together, as a fetch's objects are: a read that fails registers nothing.
         context.register(madeBatches: batches)
-        return (batches, lists, version)
+        return Read(members: batches, lists: lists, version: version, namesOwnersExactly: exactly)
     }
 
-    /// Whether the scan reads less: the owners are at least half of their entity's records, so
-    /// (members spread evenly) at least half the members' records are theirs. Then also how
-    /// many members an owner is expected to have (so its list is made at that size).
+    /// How a scan goes: the members' keys it reads, how many members an owner is expected to
+    /// have (its list is made at that size), and whether it gives up for the walk when the
+    /// owner's members turn out to be few among the records it reads.
+    private struct ScanPlan {
+        var first: UInt64 = 0
+        var last: UInt64 = .max
+        let expected: Int
+        var givesUp = false
+    }
+
+    /// The scan's plan when it reads less than the walk: the owners are at least half of their
+    /// entity's records, so (members spread evenly) at least half the members' records are theirs.
     ///
-    /// A single owner (a delete rule's read) has its entries counted to make sure: one owner of
-    /// two departments may hold 3 people of 100,000, which the scan would all decode.
-    private func scans(_ view: any StorageReadView) throws -> Int? {
+    /// A single owner (a delete rule's read) is scanned only between its first and last
+    /// members' keys (its first and last entries in the index), and the scan gives up when
+    /// its members are fewer than a third of the records read (see `GiveUp`): one owner of two
+    /// departments may hold 3 people of 100,000, which the scan would all decode. (A count of
+    /// the owner's entries, which would decide exactly, costs a fifth of a cascade's read.)
+    private func scans(_ view: any StorageReadView) throws -> ScanPlan? {
         guard let ownerTable = owners.first?.entity.layout.tableName else { return nil }
-        let ownerCount = try view.estimatedCount(in: ownerTable)
+        let ownerCount = max(try view.estimatedCount(in: ownerTable), 1)
         guard 2 * owners.count >= ownerCount else { return nil }
         let memberCount = try view.estimatedCount(in: members.layout.tableName)
-        guard owners.count == 1 else { return max(1, (memberCount + max(ownerCount, 1) - 1) / max(ownerCount, 1)) }
+        let perOwner = max(1, (memberCount + ownerCount - 1) / ownerCount)
+        guard owners.count == 1 else { return ScanPlan(expected: perOwner) }
         var prefix: [UInt8] = []
         guard IndexKeyEncoding.append(.string(references.references[0]), to: &prefix, cap: index.contentCap) else { return nil }
-        let entries = try view.countKeys(in: index.tableName, from: prefix, to: IndexKeyEncoding.successor(ofPrefix: prefix), where: nil)
-        return 2 * entries >= memberCount ? max(1, entries) : nil
+        let upper = IndexKeyEncoding.successor(ofPrefix: prefix)
+        // The keys of the first and last entries; an entry without one leaves its bound open.
+        var first: UInt64? = nil, last: UInt64? = nil
+        for reverse in [false, true] {
+            try view.forEach(in: index.tableName, from: prefix, to: upper, reverse: reverse) { entry, _, _ in
+                if reverse { last = IndexKeyEncoding.primaryKey(ofEntry: entry) ?? .max } else { first = IndexKeyEncoding.primaryKey(ofEntry: entry) ?? 0 }
+                return false
+            }
+        }
+        // No entries: no records read.
+        guard let first, let last else { return ScanPlan(first: 1, last: 0, expected: 1) }
+        guard first <= last else { return ScanPlan(expected: perOwner, givesUp: true) }
+        let span = last - first < UInt64(Int.max) ? Int(last - first) + 1 : Int.max
+        return ScanPlan(first: first, last: last, expected: max(1, min(span, perOwner)), givesUp: true)
+    }
+
+    /// When a single owner's scan gives up: more than `slack` records read beyond twice its
+    /// members found. Its members are then under a third of the records (where the walk costs
+    /// about as much as the scan), and what the scan read before is at most three times its
+    /// members plus the slack, which the walk reads again.
+    private enum GiveUp {
+        static let slack = 64
     }
 
     /// The scan: every record of the members' table, in primary-key order, kept when its
@@ -105,7 +155,10 @@ struct MemberPrefetch {
     /// keys follow the owners) the lists in the order met are the members in key order: then
     /// they are what is registered, with no list of all the members made (its retain and
     /// release of each). Otherwise that list is made, sorted by key, as the scan met them.
-    private func scan(_ view: any StorageReadView, expected: Int, lists: inout [[StoredObject]]) throws -> [[StoredObject]] {
+    /// `exactly`: each member's reference was its owner's bytes (see `Read`). Nil when it gave
+    /// up (`plan.givesUp`): nothing registered, the lists part made.
+    private func scan(_ view: any StorageReadView, _ plan: ScanPlan, lists: inout [[StoredObject]]) throws
+        -> (members: [[StoredObject]], exactly: Bool)? {
         let layout = members.layout
         var arena = RecordArena(layout: layout, link: context.link, sharing: references.sharing(at: inversePosition))
         var spares = context.core.spareObjects.take()
@@ -115,28 +168,49 @@ struct MemberPrefetch {
         var met = [Bool](repeating: false, count: owners.count)
         var lastOwner = -1
         var together = true
+        // A decoded member's reference equals its owner's as strings do, as its comparison does.
+        var exactly = true
+        // Records read that are no owner's, and members found, while the scan may give up.
+        var passed = 0, found = 0, gaveUp = false
+        let givesUp = plan.givesUp, expected = plan.expected, last = plan.last
+        guard plan.first <= last else { return ([], true) }
+        // The last key is tested here: a bound given to the view costs a key comparison per record read.
+        let lower = plan.first == 0 ? nil : StorageMapping.key(for: plan.first)
         let references = references, inversePosition = inversePosition
         let offsets = UnsafeMutablePointer<UInt16>.allocate(capacity: max(layout.count, 1))
         defer { offsets.deallocate() }
         // Through the buffer: each append checked the array of lists for uniqueness first.
         try lists.withUnsafeMutableBufferPointer { lists in
-            try view.forEach(in: layout.tableName, from: nil, to: nil, reverse: false) { key, value, version in
+            try view.forEach(in: layout.tableName, from: lower, to: nil, reverse: false) { key, value, version in
                 guard let primaryKey = StorageMapping.primaryKey(of: key) else { return true }
+                guard primaryKey <= last else { return false }
                 let owner: Int
                 var values: ObjectValues? = nil
                 var reference: Range<Int>? = nil
                 if ValueCodec.validate(value, layout: layout, referencePosition: inversePosition, reference: &reference, valueOffsets: offsets) {
                     // The usual record: its owner found from the reference's bytes, its values left undecoded.
-                    guard let reference, let found = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference]))
-                    else { return true }
-                    owner = found.owner
+                    guard let reference, let match = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference])) else {
+                        // No owner's: passed, unless the scan gives up (see `GiveUp`).
+                        guard givesUp else { return true }
+                        passed &+= 1
+                        gaveUp = passed > 2 * found + GiveUp.slack
+                        return !gaveUp
+                    }
+                    owner = match.owner
+                    if !match.exact { exactly = false }
                 } else {
                     // Anything else is decoded now, as a fetch decodes it (extras, or the error).
                     let decoded = try decode(value, primaryKey: primaryKey)
-                    guard case .string(let text) = decoded[inversePosition], let found = references.owner(of: text) else { return true }
-                    owner = found
+                    guard case .string(let text) = decoded[inversePosition], let match = references.owner(of: text) else {
+                        guard givesUp else { return true }
+                        passed &+= 1
+                        gaveUp = passed > 2 * found + GiveUp.slack
+                        return !gaveUp
+                    }
+                    owner = match
                     values = decoded
                 }
+                found &+= 1
                 if owner != lastOwner {
                     if met[owner] {
                         together = false
@@ -156,11 +230,12 @@ struct MemberPrefetch {
                 return true
             }
         }
+        if gaveUp { return nil }
         context.readOrigins.append(contentsOf: arena.kept)
-        if together { return runs.map { lists[$0] } }
+        if together { return (runs.map { lists[$0] }, exactly) }
         var made = lists.flatMap { $0 }
         made.sort { ($0.storedID.primaryKey ?? 0) < ($1.storedID.primaryKey ?? 0) }
-        return [made]
+        return ([made], exactly)
     }
 
     /// The walk: the owners' index ranges, then their records by key.

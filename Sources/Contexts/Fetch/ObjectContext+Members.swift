@@ -24,17 +24,19 @@ extension ObjectContext {
     /// members were each tested against the predicate, looked up twice in the registry and
     /// given a copy of the owner's reference (about 1,900 instructions a member of
     /// relationship-cascade). `wholeAt`: the version the store's members were read whole at
-    /// (by the prefetch), nil when the fetch answered.
-    func readMembers(of owner: StoredObject, _ relationship: RelationshipLayout) throws(ContextError) -> (members: [StoredObject], wholeAt: UInt64?) {
+    /// (by the prefetch), nil when the fetch answered. `namesOwnerExactly`: each member's
+    /// inverse to-one is known to hold the owner's URI byte for byte (``MemberPrefetch/Read``).
+    func readMembers(of owner: StoredObject, _ relationship: RelationshipLayout) throws(ContextError)
+        -> (members: [StoredObject], wholeAt: UInt64?, namesOwnerExactly: Bool) {
         // An inserted owner's members are all in memory.
         if !owner.insertedFlag {
             let destination = try core.entity(named: relationship.description.destination)
             if let prefetch = MemberPrefetch.make(self, owners: [owner], relationship, members: destination),
                let read = try prefetch.run() {
-                return (read.members.count == 1 ? read.members[0] : Array(read.members.joined()), read.version)
+                return (read.members.count == 1 ? read.members[0] : Array(read.members.joined()), read.version, read.namesOwnersExactly)
             }
         }
-        return (try fetch(owner.memberRequest(relationship)), nil)
+        return (try fetch(owner.memberRequest(relationship)), nil, false)
     }
 
     /// Fetches the members of `relationship` of every one of `owners` (objects of one entity) in

@@ -50,6 +50,21 @@ struct NameHeader {
         return matchesNearEnd(base, at: offset, end: end)
     }
 
+    /// `matches` of the header at `header`, its fields read where they lie: a call on
+    /// `header.pointee` copies its 56 bytes first, per property of a record validated.
+    @inline(__always)
+    static func matches(_ header: UnsafePointer<NameHeader>, _ base: UnsafeRawPointer, at offset: Int, end: Int) -> Bool {
+        let available = end &- offset
+        let mask = header.pointee.mask, mask2 = header.pointee.mask2
+        if mask2 == 0 {
+            if available >= 8 && mask != 0 { return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) & mask == header.pointee.word }
+        } else if available >= 16 {
+            return base.loadUnaligned(fromByteOffset: offset, as: UInt64.self) == header.pointee.word
+                && base.loadUnaligned(fromByteOffset: offset &+ 8, as: UInt64.self) & mask2 == header.pointee.word2
+        }
+        return header.pointee.matchesNearEnd(base, at: offset, end: end)
+    }
+
     /// `matches` with fewer bytes left than its words (or a header longer than two).
     @inline(never)
     private func matchesNearEnd(_ base: UnsafeRawPointer, at offset: Int, end: Int) -> Bool {

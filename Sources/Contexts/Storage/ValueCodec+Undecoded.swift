@@ -28,9 +28,18 @@ extension ValueCodec {
         if let valueOffsets {
             return validate(base, end, offset, count, layout, referencePosition, &reference, valueOffsets)
         }
-        // Offsets nobody wants go to a scratch buffer (room for 64): one store per property, no test.
-        return withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 64) { scratch in
-            validate(base, end, offset, count, layout, referencePosition, &reference, scratch.baseAddress!)
+        return validateToScratch(base, end, offset, count, layout, referencePosition, &reference)
+    }
+
+    /// `validate` with offsets nobody wants, which go to a scratch buffer (room for 64): one
+    /// store per property, no test. Apart, so that the usual path has the loop inlined.
+    @inline(never)
+    private static func validateToScratch(
+        _ base: UnsafeRawPointer, _ end: Int, _ start: Int, _ count: Int, _ layout: EntityLayout, _ referencePosition: Int,
+        _ reference: inout Range<Int>?
+    ) -> Bool {
+        withUnsafeTemporaryAllocation(of: UInt16.self, capacity: 64) { scratch in
+            validate(base, end, start, count, layout, referencePosition, &reference, scratch.baseAddress!)
         }
     }
 
@@ -48,7 +57,7 @@ extension ValueCodec {
                 let position: Int
                 // Through a pointer: the header's fields read where they are, not the header copied first.
                 let header = headers.baseAddress.unsafelyUnwrapped + expected
-                if attributes > 0, header.pointee.matches(base, at: offset, end: end) {
+                if attributes > 0, NameHeader.matches(header, base, at: offset, end: end) {
                     offset += header.pointee.count
                     position = header.pointee.position
                     expected = expected + 1 == attributes ? 0 : expected + 1
