@@ -182,9 +182,9 @@ static inline uint32_t cairn_crc32c_pair(const void *bytes, size_t count, const 
  * records), where LMDB's own called memcmp through the PLT. The order is exactly LMDB's
  * default, so a data file reads the same with it or without it (mdb_stat, other tools).
  */
-static inline int cairn_compare_keys(const MDB_val *a, const MDB_val *b) {
-    const uint8_t *left = (const uint8_t *)a->mv_data, *right = (const uint8_t *)b->mv_data;
-    size_t common = a->mv_size < b->mv_size ? a->mv_size : b->mv_size;
+static inline int cairn_compare_bytes(const void *leftBytes, size_t leftCount, const void *rightBytes, size_t rightCount) {
+    const uint8_t *left = (const uint8_t *)leftBytes, *right = (const uint8_t *)rightBytes;
+    size_t common = leftCount < rightCount ? leftCount : rightCount;
     size_t offset = 0;
     /* The first two words without the loop's bookkeeping: keys of 16 bytes or more (an
      * object's record key, the benchmark's keys) are mostly told apart there. */
@@ -219,7 +219,12 @@ static inline int cairn_compare_keys(const MDB_val *a, const MDB_val *b) {
     for (; offset < common; offset++) {
         if (left[offset] != right[offset]) return left[offset] < right[offset] ? -1 : 1;
     }
-    return (a->mv_size > b->mv_size) - (a->mv_size < b->mv_size);
+    return (leftCount > rightCount) - (leftCount < rightCount);
+}
+
+/* The same order as LMDB's comparator, which its tables are opened with. */
+static inline int cairn_compare_keys(const MDB_val *a, const MDB_val *b) {
+    return cairn_compare_bytes(a->mv_data, a->mv_size, b->mv_data, b->mv_size);
 }
 
 /*
