@@ -309,11 +309,37 @@ package enum LogRecordCodec {
             offset += MemoryLayout<T>.size
         }
 
+        /// Table names and keys are mostly 4 to 32 bytes: those are copied in line, as two
+        /// overlapping loads and stores of 4, 8 or 16 bytes, where `memcpy` was a call
+        /// through the PLT, twice per operation.
         @inline(__always)
         mutating func copy(_ bytes: UnsafeRawBufferPointer) {
-            guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-            (raw.baseAddress! + offset).copyMemory(from: base, byteCount: bytes.count)
-            offset += bytes.count
+            let count = bytes.count
+            guard let source = bytes.baseAddress, count > 0 else { return }
+            let destination = raw.baseAddress! + offset
+            if count > 32 || count < 4 {
+                destination.copyMemory(from: source, byteCount: count)
+            } else if count > 16 {
+                RecordCursor.copyEnds(SIMD2<UInt64>.self, from: source, to: destination, count: count)
+            } else if count >= 8 {
+                RecordCursor.copyEnds(UInt64.self, from: source, to: destination, count: count)
+            } else {
+                RecordCursor.copyEnds(UInt32.self, from: source, to: destination, count: count)
+            }
+            offset += count
+        }
+
+        /// Copies `count` bytes, at least one `Word` and at most two, as the first and the
+        /// last `Word` (overlapping when `count` is less than two).
+        @inline(__always)
+        private static func copyEnds<Word: BitwiseCopyable>(
+            _: Word.Type, from source: UnsafeRawPointer, to destination: UnsafeMutableRawPointer, count: Int
+        ) {
+            let tail = count - MemoryLayout<Word>.size
+            let first = source.loadUnaligned(as: Word.self)
+            let last = source.loadUnaligned(fromByteOffset: tail, as: Word.self)
+            destination.storeBytes(of: first, as: Word.self)
+            destination.storeBytes(of: last, toByteOffset: tail, as: Word.self)
         }
     }
 

@@ -65,8 +65,10 @@ package struct OverlayInserts: ~Copyable {
     }
 
     /// Adds the write of `entry` under `key`.
+    @inline(__always)
     package mutating func append(key: consuming TableKey, entry: consuming OverlayEntry) {
-        reserve(1)
+        // The check in line: a commit appends once per write, and `reserve` is a call.
+        if count == capacity { reserve(1) }
         let filterHash = key.key.withUnsafeBytes { KeyFilter.hash(of: $0) }
         let byteCount = entry.byteCount + key.count
         (base + count).initialize(to: Write(key: key, entry: entry, filterHash: filterHash, byteCount: byteCount))

@@ -147,7 +147,9 @@ package final class OverlayTable {
     package func prefetch(digest: UInt64, filterHash: UInt32) {
         let index = Int(truncatingIfNeeded: digest) & mask
         cairn_prefetch_for_write(used + index)
+        // A bucket (80 bytes) always spans two cache lines: both are written.
         cairn_prefetch_for_write(buckets + index)
+        cairn_prefetch_for_write(UnsafeRawPointer(buckets + index) + (MemoryLayout<Bucket>.stride - 1))
         filter.prefetch(hash: filterHash)
     }
 

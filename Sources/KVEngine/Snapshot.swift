@@ -533,11 +533,11 @@ public final class Snapshot: @unchecked Sendable {
         right.withUnsafeBytes { compare(left, $0) }
     }
 
+    /// -1, 0 or 1. A word at a time in line (`cairn_compare_bytes`, the order LMDB's tables
+    /// use), where `memcmp` was a call through the PLT for keys of a few words.
+    @inline(__always)
     static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
-        let common = min(left.count, right.count)
-        let order = common == 0 ? 0 : memcmp(left.baseAddress!, right.baseAddress!, common)
-        if order != 0 { return Int(order) }
-        return left.count - right.count
+        Int(cairn_compare_bytes(left.baseAddress, left.count, right.baseAddress, right.count))
     }
 
     /// The smallest key greater than every key starting with `prefix`, or nil if none.
