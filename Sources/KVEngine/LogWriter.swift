@@ -129,8 +129,9 @@ struct LogWriter {
             } else {
                 try file.truncate(to: 0)
             }
-            var start = LogRecordCodec.segmentHeader(firstVersion: firstVersion, capacity: capacity)
-            start.append(contentsOf: repeatElement(0, count: zeroedAtCreation(capacity: capacity) - start.count))
+            let header = LogRecordCodec.segmentHeader(firstVersion: firstVersion, capacity: capacity)
+            var start = [UInt8](repeating: 0, count: zeroedAtCreation(capacity: capacity))
+            start.replaceSubrange(0..<header.count, with: header)
             try start.withBytes { (raw) throws(KVError) in
                 try file.write(raw, at: 0)
             }
