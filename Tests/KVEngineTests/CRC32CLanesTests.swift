@@ -1,3 +1,4 @@
+import CairnTestSupport
 import CLMDB
 import Testing
 import KVEngine
@@ -6,19 +7,7 @@ import KVEngine
 /// exactly the one-chain CRC: log records and stored records are checked with it. Compared
 /// with the table path, which shares no code with it.
 @Suite struct CRC32CLanesTests {
-    /// SplitMix64: the same bytes and lengths on every run.
-    private struct Generator {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var mixed = state
-            mixed = (mixed ^ (mixed >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            mixed = (mixed ^ (mixed >> 27)) &* 0x94D0_49BB_1331_11EB
-            return mixed ^ (mixed >> 31)
-        }
-    }
-
-    private static func randomBytes(_ count: Int, _ generator: inout Generator) -> [UInt8] {
+    private static func randomBytes(_ count: Int, _ generator: inout SeededRandom) -> [UInt8] {
         (0..<count).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
     }
 
@@ -38,7 +27,7 @@ import KVEngine
     @Test func everyLengthAroundTheLaneSizesAtEveryAlignment() {
         // Each length up to 1,600 (one-round, several-round, and full 64-word lanes, and every
         // tail), starting at each of the 64 offsets of a cache line.
-        var generator = Generator(state: 1)
+        var generator = SeededRandom(seed: 1)  // the same bytes and lengths on every run
         let bytes = CRC32CLanesTests.randomBytes(1600 + 64, &generator)
         bytes.withUnsafeBytes { all in
             for length in 0...1600 {
@@ -50,7 +39,7 @@ import KVEngine
     }
 
     @Test func randomLengthsUpToAHundredThousandAtEveryAlignment() {
-        var generator = Generator(state: 2)
+        var generator = SeededRandom(seed: 2)  // the same bytes and lengths on every run
         let bytes = CRC32CLanesTests.randomBytes(100_000 + 64, &generator)
         bytes.withUnsafeBytes { all in
             for start in 0..<64 {
@@ -66,7 +55,7 @@ import KVEngine
     @Test func aStoredRecordsPairedChecksumMatchesTheTable() {
         // `cairn_crc32c_pair` (a key, then a record's bytes after its checksum) for records
         // of every size up to 600 bytes.
-        var generator = Generator(state: 3)
+        var generator = SeededRandom(seed: 3)  // the same bytes and lengths on every run
         let key = CRC32CLanesTests.randomBytes(16, &generator)
         let record = CRC32CLanesTests.randomBytes(600, &generator)
         key.withUnsafeBytes { keyBytes in
