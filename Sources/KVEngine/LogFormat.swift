@@ -310,8 +310,8 @@ package enum LogRecordCodec {
         }
 
         /// Table names and keys are mostly 4 to 32 bytes: those are copied in line, as two
-        /// overlapping loads and stores of 4, 8 or 16 bytes, where `memcpy` was a call
-        /// through the PLT, twice per operation.
+        /// overlapping loads and stores of 4, 8 or 16 bytes, not a call to `memcpy` through
+        /// the PLT, twice per operation.
         @inline(__always)
         mutating func copy(_ bytes: UnsafeRawBufferPointer) {
             let count = bytes.count

@@ -534,7 +534,7 @@ public final class Snapshot: @unchecked Sendable {
     }
 
     /// -1, 0 or 1. A word at a time in line (`cairn_compare_bytes`, the order LMDB's tables
-    /// use), where `memcmp` was a call through the PLT for keys of a few words.
+    /// use), not a call to `memcmp` through the PLT for keys of a few words.
     @inline(__always)
     static func compare(_ left: UnsafeRawBufferPointer, _ right: UnsafeRawBufferPointer) -> Int {
         Int(cairn_compare_bytes(left.baseAddress, left.count, right.baseAddress, right.count))

@@ -286,8 +286,8 @@ extension ObjectContext {
 
     /// The registered objects whose `flag` is set, in one pass: made at the size of every
     /// registered object, then remade at its own when most of that room went unused. Counting
-    /// first was a second pass over every object, each out of the cache again (a cascade's
-    /// 10,000 deletes); a list filtered first retained and released each object once more.
+    /// first would be a second pass over every object, each out of the cache again (a cascade's
+    /// 10,000 deletes); a list filtered first would retain and release each object once more.
     ///
     /// Each object is read without a count of its own (the list holds it): iterating the list
     /// retained and released each; the set's count is its only one.

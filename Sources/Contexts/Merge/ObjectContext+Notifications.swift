@@ -191,7 +191,7 @@ struct PostedIDSets: Sendable {
     static func dropElsewhere(_ sets: consuming PostedIDSets) {
         guard sets.inserted.build != nil || sets.updated.build != nil || sets.deleted.build != nil else { return }
         // Held by a box the task empties: the task lets go of them whichever thread lets go of
-        // the box last (a capture of the sets themselves was often released last here).
+        // the box last (a capture of the sets themselves may be released last on this thread).
         let dropping = Dropping(sets)
         DispatchQueue.global(qos: .utility).async { dropping.sets = nil }
     }

@@ -216,7 +216,7 @@ extension ObjectContext {
             try Unmanaged.passUnretained(objects[position])._withUnsafeGuaranteedRef { object in
                 if object.isFaultStorage { return }
                 // `writes`: an insert or an update, told apart below by this flag rather than by
-                // `step`, whose every copy (its cases may hold values) was an outlined call.
+                // `step`, whose every copy (its cases may hold values) is an outlined call.
                 let step: SaveEntry.Step, deletes: Bool, writes: Bool
                 if object.insertedFlag {
                     (step, deletes, writes) = (.insert, false, true)

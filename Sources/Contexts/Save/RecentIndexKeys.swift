@@ -11,8 +11,8 @@ import Policies
 /// Pinned by `IndexMaintenanceTests.deletesSharingAValueRemoveEachEntry`.
 struct RecentIndexKeys {
     /// One index's last key and the value it was made of. Read in place through an unretained
-    /// reference (`Unmanaged`): the value and the key read out of a list were copied, a retain
-    /// and a release each, once per delete.
+    /// reference (`Unmanaged`): reading them out of a list copies them, a retain and a release
+    /// each, once per delete.
     private final class Last {
         let index: ObjectIdentifier
         let value: AttributeValue
