@@ -143,8 +143,24 @@ struct MemberPrefetch {
     /// members found. Its members are then under a third of the records (where the walk costs
     /// about as much as the scan), and what the scan read before is at most three times its
     /// members plus the slack, which the walk reads again.
-    private enum GiveUp {
+    private struct GiveUp {
         static let slack = 64
+        /// Whether this scan may give up at all (a single owner's).
+        let applies: Bool
+        private var passed = 0, found = 0
+        private(set) var gaveUp = false
+
+        init(applies: Bool) { self.applies = applies }
+
+        mutating func foundMember() { found &+= 1 }
+
+        /// Counts a record that is no owner's; whether the scan goes on.
+        mutating func passOver() -> Bool {
+            guard applies else { return true }
+            passed &+= 1
+            gaveUp = passed > 2 * found + GiveUp.slack
+            return !gaveUp
+        }
     }
 
     /// The scan: every record of the members' table, in primary-key order, kept when its
@@ -171,8 +187,8 @@ struct MemberPrefetch {
         // A decoded member's reference equals its owner's as strings do, as its comparison does.
         var exactly = true
         // Records read that are no owner's, and members found, while the scan may give up.
-        var passed = 0, found = 0, gaveUp = false
-        let givesUp = plan.givesUp, expected = plan.expected, last = plan.last
+        var giveUp = GiveUp(applies: plan.givesUp)
+        let expected = plan.expected, last = plan.last
         guard plan.first <= last else { return ([], true) }
         // The last key is tested here: a bound given to the view costs a key comparison per record read.
         let lower = plan.first == 0 ? nil : StorageMapping.key(for: plan.first)
@@ -191,10 +207,7 @@ struct MemberPrefetch {
                     // The usual record: its owner found from the reference's bytes, its values left undecoded.
                     guard let reference, let match = references.owner(ofBytes: UnsafeRawBufferPointer(rebasing: value[reference])) else {
                         // No owner's: passed, unless the scan gives up (see `GiveUp`).
-                        guard givesUp else { return true }
-                        passed &+= 1
-                        gaveUp = passed > 2 * found + GiveUp.slack
-                        return !gaveUp
+                        return giveUp.passOver()
                     }
                     owner = match.owner
                     if !match.exact { exactly = false }
@@ -202,15 +215,12 @@ struct MemberPrefetch {
                     // Anything else is decoded now, as a fetch decodes it (extras, or the error).
                     let decoded = try decode(value, primaryKey: primaryKey)
                     guard case .string(let text) = decoded[inversePosition], let match = references.owner(of: text) else {
-                        guard givesUp else { return true }
-                        passed &+= 1
-                        gaveUp = passed > 2 * found + GiveUp.slack
-                        return !gaveUp
+                        return giveUp.passOver()
                     }
                     owner = match
                     values = decoded
                 }
-                found &+= 1
+                giveUp.foundMember()
                 if owner != lastOwner {
                     if met[owner] {
                         together = false
@@ -230,7 +240,7 @@ struct MemberPrefetch {
                 return true
             }
         }
-        if gaveUp { return nil }
+        if giveUp.gaveUp { return nil }
         context.readOrigins.append(contentsOf: arena.kept)
         if together { return (runs.map { lists[$0] }, exactly) }
         var made = lists.flatMap { $0 }
