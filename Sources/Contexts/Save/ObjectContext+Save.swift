@@ -203,7 +203,9 @@ extension ObjectContext {
         entries.reserveCapacity(objects.count)
         var batch = StorageBatch()
         var entryOfOperation: [Int] = []
-        batch.reserveCapacity(objects.count)
+        // With indexes, room for the index operations `performSave` adds too (as much as it
+        // reserves), so the batch is not made again at that size, its operations moved.
+        batch.reserveCapacity(core.schema.hasIndexes ? 3 * objects.count : objects.count)
         entryOfOperation.reserveCapacity(objects.count)
         // The deletes whose members the store may hold beyond this context's view (the filter
         // `includeStoreMembers` applies), listed while each object is in cache: its own pass
