@@ -376,12 +376,15 @@ public final class Snapshot: @unchecked Sendable {
             ? overlay.withLock { $0.visibleKeys(table: table, lower: lower, upper: upper, floor: floor, version: version) }
             : []
         if reverse { overlayItems.reverse() }
+        // The bounds as constants: variables captured by the scan's closure are read from
+        // their boxes, a retain and a release of each bound per record visited.
+        let (lowerBound, upperBound) = (lower, upper)
         try withTransaction("forEach/scan") { (state) throws in
             guard let transaction = state.transaction(for: id) else { throw endedError(state) }
             let handle = state.handles.handle(of: table)
             let cursor = try handle.map { (handle) throws(KVError) in try state.cursors.take(handle, in: transaction) }
             defer { if let cursor, let handle { state.cursors.keep(cursor, table: handle) } }
-            var stored = try cursor.flatMap { try Self.position($0, lower: lower, upper: upper, reverse: reverse) }
+            var stored = try cursor.flatMap { try Self.position($0, lower: lowerBound, upper: upperBound, reverse: reverse) }
             var overlayIndex = 0
             // Overlay items are read in place by index: copying one out per step would retain
             // and release its key and value for every record visited.
@@ -412,7 +415,7 @@ public final class Snapshot: @unchecked Sendable {
                 }
                 if order <= 0 {
                     stored = try cursor!.move(reverse ? .previous : .next)
-                    if let current = stored, !Self.inRange(current.key, lower: lower, upper: upper) { stored = nil }
+                    if let current = stored, !Self.inRange(current.key, lower: lowerBound, upper: upperBound) { stored = nil }
                 }
                 if order >= 0 { overlayIndex += 1 }
             }
