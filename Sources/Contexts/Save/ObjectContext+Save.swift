@@ -126,9 +126,8 @@ extension ObjectContext {
             }
             // After the record operations: operation i stays entry i's record (`finish`).
             if core.schema.hasIndexes {
-                // Room for one moved entry (a delete and a put) per object, the usual save:
-                // growing a batch of 10,000 operations twice moved all of them each time.
-                batch.reserveCapacity(batch.count + 2 * entries.count)
+                // Growing a batch of 10,000 operations twice moved all of them each time.
+                batch.reserveCapacity(batch.count + SaveEntry.reservedIndexOperations * entries.count)
                 var recent = RecentIndexKeys()
                 for index in entries.indices { entries[index].appendIndexOperations(to: &batch, recent: &recent) }
             }
@@ -203,9 +202,9 @@ extension ObjectContext {
         entries.reserveCapacity(objects.count)
         var batch = StorageBatch()
         var entryOfOperation: [Int] = []
-        // With indexes, room for the index operations `performSave` adds too (as much as it
-        // reserves), so the batch is not made again at that size, its operations moved.
-        batch.reserveCapacity(core.schema.hasIndexes ? 3 * objects.count : objects.count)
+        // With indexes, room for the index operations `performSave` adds too, so the batch is
+        // not made again at that size, its operations moved.
+        batch.reserveCapacity(objects.count * (core.schema.hasIndexes ? 1 + SaveEntry.reservedIndexOperations : 1))
         entryOfOperation.reserveCapacity(objects.count)
         // The deletes whose members the store may hold beyond this context's view (the filter
         // `includeStoreMembers` applies), listed while each object is in cache: its own pass

@@ -7,6 +7,10 @@
 // each commit writes.
 
 extension SaveEntry {
+    /// The index operations a save's batch has room for per entry: one moved index entry (a
+    /// delete and a put), the usual save's. `collectEntries` and `performSave` size by it.
+    static let reservedIndexOperations = 2
+
     /// Appends the index deletes and puts that take the entry's indexes from its ancestor to
     /// the values it writes; nothing for an index whose key does not change.
     ///
